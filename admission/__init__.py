@@ -1,0 +1,1 @@
+"""Deciding who runs: the pure engine, the durable loop, Kubernetes actuation."""

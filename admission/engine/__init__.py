@@ -1,0 +1,1 @@
+"""The pure admission engine: snapshot in, decisions and wait reasons out."""

@@ -1,0 +1,1 @@
+"""Berth: job queueing and quota admission controller for shared GPU clusters."""

@@ -1,0 +1,1 @@
+"""The ledger: what exists and who may use how much."""
