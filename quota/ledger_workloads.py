@@ -1,0 +1,160 @@
+"""Workload rows: value ↔ row mapping, the current row of a name, and conditional changes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, func, select
+
+from quota import ledger_codec as codec
+from quota.errors import InvalidInput, Problem
+from quota.ledger_objects import table_of
+from quota.schema import WorkloadRow
+from quota.workload import Admission, PodSet, Workload, WorkloadState
+
+WORKLOADS = table_of(WorkloadRow)
+
+
+def _aware(value: datetime | None, field: str) -> datetime | None:
+    # A naive time would be read back shifted by the session's time zone: refuse it here.
+    if value is not None and value.tzinfo is None:
+        raise InvalidInput([Problem("time must carry a time zone", field=field)])
+    return value
+
+
+def workload_row(workload: Workload) -> dict[str, Any]:
+    """The stored columns of a new workload (ledger-managed ones left to their defaults)."""
+    admission = workload.admission
+    return {
+        "namespace": workload.namespace,
+        "name": workload.name,
+        "kind": workload.kind,
+        "queue_name": workload.queue_name,
+        "cluster_queue": admission.cluster_queue if admission else None,
+        "priority": workload.priority,
+        "priority_class": workload.priority_class,
+        "pod_sets": [codec.pod_set_json(p) for p in workload.pod_sets],
+        "state": str(workload.state),
+        "active": workload.active,
+        "admission": codec.admission_json(admission),
+        "created_at": _aware(workload.created_at, "created_at"),
+        "admitted_at": _aware(workload.admitted_at, "admitted_at"),
+        "eviction_count": workload.eviction_count,
+        "labels": dict(workload.labels),
+        "annotations": dict(workload.annotations),
+    }
+
+
+def from_workload_row(row: Mapping[Any, Any]) -> Workload:
+    return Workload(
+        namespace=row["namespace"],
+        name=row["name"],
+        queue_name=row["queue_name"],
+        pod_sets=tuple(codec.from_pod_set(p) for p in row["pod_sets"]),
+        created_at=row["created_at"],
+        priority=row["priority"],
+        priority_class=row["priority_class"],
+        state=WorkloadState(row["state"]),
+        active=row["active"],
+        admission=codec.from_admission(row["admission"]),
+        admitted_at=row["admitted_at"],
+        eviction_count=row["eviction_count"],
+        labels=dict(row["labels"]),
+        annotations=dict(row["annotations"]),
+        kind=row["kind"],
+    )
+
+
+def audit_json(row: Mapping[str, Any], version: int) -> dict[str, Any]:
+    """A workload row as the audit log records it (times as ISO strings)."""
+    return {
+        key: value.isoformat() if isinstance(value, datetime) else value
+        for key, value in {**row, "version": version}.items()
+    }
+
+
+def current_id(namespace: str, name: str) -> Select[tuple[int]]:
+    """The row a name means now: the unfinished one, else the most recently added."""
+    finished = WORKLOADS.c.state == str(WorkloadState.FINISHED)
+    return (
+        select(WORKLOADS.c.id)
+        .where(WORKLOADS.c.namespace == namespace, WORKLOADS.c.name == name)
+        .order_by(finished.asc(), WORKLOADS.c.id.desc())
+        .limit(1)
+    )
+
+
+def _state(value: object) -> str:
+    return str(WorkloadState(str(value)))
+
+
+def _pod_sets(value: object) -> list[Any]:
+    if not isinstance(value, tuple | list) or not all(isinstance(p, PodSet) for p in value):
+        raise TypeError("pod_sets must be a sequence of PodSet")
+    return [codec.pod_set_json(p) for p in value]
+
+
+def _admission(value: object) -> dict[str, Any] | None:
+    if value is not None and not isinstance(value, Admission):
+        raise TypeError("admission must be an Admission or None")
+    return codec.admission_json(value)
+
+
+def _time(field: str) -> Any:
+    def convert(value: object) -> datetime | None:
+        if value is not None and not isinstance(value, datetime):
+            raise TypeError(f"{field} must be a datetime or None")
+        return _aware(value, field)
+
+    return convert
+
+
+def _plain(value: object) -> object:
+    return value
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise TypeError("labels and annotations must be mappings")
+    return dict(value)
+
+
+# What ``set_workload_state`` may change, and how each value is stored.
+_CHANGES: dict[str, Any] = {
+    "state": _state,
+    "active": _plain,
+    "admission": _admission,
+    "admitted_at": _time("admitted_at"),
+    "finished_at": _time("finished_at"),
+    "eviction_count": _plain,
+    "priority": _plain,
+    "priority_class": _plain,
+    "queue_name": _plain,
+    "cluster_queue": _plain,
+    "pod_sets": _pod_sets,
+    "labels": _mapping,
+    "annotations": _mapping,
+}
+
+
+def change_values(changes: Mapping[str, object]) -> dict[str, Any]:
+    """Column values for a conditional update; the version bump is added here too."""
+    unknown = sorted(set(changes) - set(_CHANGES))
+    if unknown:
+        raise TypeError(f"set_workload_state cannot change {', '.join(unknown)}")
+    values: dict[str, Any | ColumnElement[Any]] = {
+        key: _CHANGES[key](value) for key, value in changes.items()
+    }
+    # The cluster queue is the admission's; clearing the admission (requeue) clears it too.
+    if "admission" in changes and "cluster_queue" not in changes:
+        admission = changes["admission"]
+        values["cluster_queue"] = (
+            admission.cluster_queue if isinstance(admission, Admission) else None
+        )
+    if values.get("state") == WorkloadState.FINISHED and "finished_at" not in changes:
+        values["finished_at"] = func.now()
+    values["version"] = WORKLOADS.c.version + 1
+    values["updated_at"] = func.now()
+    return values

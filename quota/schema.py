@@ -1,0 +1,328 @@
+"""The ledger's tables (SQLAlchemy 2 declarative); the initial migration creates exactly these.
+
+Quantities are BIGINT milli-units, or JSONB objects of integer milli-units; never floats.
+Structured Kubernetes values (taints, selectors, pod sets) are JSONB in their manifest
+spelling (camelCase), written and read by ``quota.ledger_codec``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    MetaData,
+    Text,
+    UniqueConstraint,
+    func,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB, UUID
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from quota.model import NodeHealth, QueueingStrategy, StopPolicy
+from quota.workload import WorkloadState
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_N_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# Owners of resource groups: quota hangs off a ClusterQueue or a Cohort.
+OWNER_KINDS = ("ClusterQueue", "Cohort")
+AUDIT_ACTIONS = ("create", "update", "delete")
+EVENT_TYPES = ("Admitted", "Evicted", "Finished", "Requeued")
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map: ClassVar[dict[Any, Any]] = {
+        datetime: DateTime(timezone=True),
+        dict[str, Any]: JSONB(none_as_null=True),
+        list[Any]: JSONB(none_as_null=True),
+        str: Text(),
+        int: BigInteger(),
+    }
+
+
+def _one_of(column: str, values: tuple[str, ...], name: str) -> CheckConstraint:
+    allowed = ", ".join(f"'{value}'" for value in values)
+    return CheckConstraint(f"{column} IN ({allowed})", name=name)
+
+
+def _values(
+    enum: type[QueueingStrategy | StopPolicy | NodeHealth | WorkloadState],
+) -> tuple[str, ...]:
+    return tuple(str(member) for member in enum)
+
+
+class Versioned:
+    """Columns every object table carries: an optimistic-concurrency version and timestamps."""
+
+    version: Mapped[int] = mapped_column(Integer, server_default=text("1"))
+    created_at: Mapped[datetime] = mapped_column(server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(server_default=func.now())
+
+
+class ResourceFlavorRow(Versioned, Base):
+    __tablename__ = "resource_flavors"
+
+    name: Mapped[str] = mapped_column(primary_key=True)
+    node_labels: Mapped[dict[str, Any]]
+    node_taints: Mapped[list[Any]]
+    tolerations: Mapped[list[Any]]
+    topology_name: Mapped[str | None]
+
+
+class CohortRow(Versioned, Base):
+    __tablename__ = "cohorts"
+
+    name: Mapped[str] = mapped_column(primary_key=True)
+    parent: Mapped[str | None]
+    fair_sharing_weight: Mapped[int]  # milli-units
+
+
+class ClusterQueueRow(Versioned, Base):
+    __tablename__ = "cluster_queues"
+    __table_args__ = (
+        _one_of("queueing_strategy", _values(QueueingStrategy), "queueing_strategy"),
+        _one_of("stop_policy", _values(StopPolicy), "stop_policy"),
+    )
+
+    name: Mapped[str] = mapped_column(primary_key=True)
+    # No foreign keys to cohorts or flavors: Kueue lets a queue name them before they exist.
+    cohort: Mapped[str | None]
+    queueing_strategy: Mapped[str]
+    preemption: Mapped[dict[str, Any]]
+    flavor_fungibility: Mapped[dict[str, Any]]
+    stop_policy: Mapped[str]
+    namespace_selector: Mapped[dict[str, Any] | None]  # NULL selects no namespace
+    fair_sharing_weight: Mapped[int]  # milli-units
+    admission_checks: Mapped[list[Any]]
+
+
+class ResourceGroupRow(Base):
+    """One resource group of a ClusterQueue or Cohort, in declaration order (``position``)."""
+
+    __tablename__ = "resource_groups"
+    __table_args__ = (_one_of("owner_kind", OWNER_KINDS, "owner_kind"),)
+
+    owner_kind: Mapped[str] = mapped_column(primary_key=True)
+    owner_name: Mapped[str] = mapped_column(primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    covered_resources: Mapped[list[Any]]  # resource names, in order
+
+
+class QuotaRow(Base):
+    """Quota of one resource in one flavor of a group; positions keep manifest order exactly."""
+
+    __tablename__ = "quotas"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["owner_kind", "owner_name", "group_position"],
+            [
+                "resource_groups.owner_kind",
+                "resource_groups.owner_name",
+                "resource_groups.position",
+            ],
+            ondelete="CASCADE",
+        ),
+        # Kueue: a flavor appears in one group only, a resource is covered once per flavor.
+        UniqueConstraint("owner_kind", "owner_name", "flavor", "resource"),
+    )
+
+    owner_kind: Mapped[str] = mapped_column(primary_key=True)
+    owner_name: Mapped[str] = mapped_column(primary_key=True)
+    group_position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    flavor_position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    resource_position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    flavor: Mapped[str]
+    resource: Mapped[str]
+    nominal: Mapped[int]
+    borrowing_limit: Mapped[int | None]  # NULL: unlimited
+    lending_limit: Mapped[int | None]  # NULL: unlimited
+
+
+class LocalQueueRow(Versioned, Base):
+    __tablename__ = "local_queues"
+    __table_args__ = (_one_of("stop_policy", _values(StopPolicy), "stop_policy"),)
+
+    namespace: Mapped[str] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(primary_key=True)
+    cluster_queue: Mapped[str]
+    stop_policy: Mapped[str]
+
+
+class PriorityClassRow(Versioned, Base):
+    __tablename__ = "priority_classes"
+
+    name: Mapped[str] = mapped_column(primary_key=True)
+    value: Mapped[int]
+    description: Mapped[str]
+
+
+class NamespaceRow(Versioned, Base):
+    __tablename__ = "namespaces"
+
+    name: Mapped[str] = mapped_column(primary_key=True)
+    labels: Mapped[dict[str, Any]]
+
+
+class TopologyRow(Versioned, Base):
+    __tablename__ = "topologies"
+
+    name: Mapped[str] = mapped_column(primary_key=True)
+    levels: Mapped[list[Any]]  # node label keys, outermost first
+
+
+class NodeRow(Versioned, Base):
+    __tablename__ = "nodes"
+    __table_args__ = (_one_of("health", _values(NodeHealth), "health"),)
+
+    name: Mapped[str] = mapped_column(primary_key=True)
+    labels: Mapped[dict[str, Any]]
+    taints: Mapped[list[Any]]
+    capacity: Mapped[dict[str, Any]]  # resource -> milli-units
+    allocatable: Mapped[dict[str, Any]]  # resource -> milli-units
+    unschedulable: Mapped[bool]
+    conditions: Mapped[list[Any]]
+    health: Mapped[str]
+    # Maintained by the ledger: when ``health`` last changed, for repair/validation timers.
+    health_since: Mapped[datetime] = mapped_column(server_default=func.now())
+
+
+class WorkloadRow(Base):
+    """A workload; a finished one stays as history, so (namespace, name) is unique only among
+    unfinished rows and ``uid`` tells apart a name reused after its predecessor finished."""
+
+    __tablename__ = "workloads"
+    __table_args__ = (
+        _one_of("state", _values(WorkloadState), "state"),
+        Index(
+            "uq_workloads_unfinished_namespace_name",
+            "namespace",
+            "name",
+            unique=True,
+            postgresql_where=text("state <> 'Finished'"),
+        ),
+        Index("ix_workloads_namespace_name", "namespace", "name"),
+        Index(
+            "ix_workloads_pending_order",
+            "state",
+            "cluster_queue",
+            text("priority DESC"),
+            "created_at",
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    uid: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), unique=True, server_default=text("gen_random_uuid()")
+    )
+    namespace: Mapped[str]
+    name: Mapped[str]
+    kind: Mapped[str]
+    queue_name: Mapped[str]
+    cluster_queue: Mapped[str | None]  # resolved at admission
+    priority: Mapped[int]
+    priority_class: Mapped[str | None]
+    pod_sets: Mapped[list[Any]]
+    state: Mapped[str]
+    active: Mapped[bool]
+    admission: Mapped[dict[str, Any] | None]
+    created_at: Mapped[datetime]  # the workload's own creation time: FIFO order
+    admitted_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+    eviction_count: Mapped[int] = mapped_column(Integer)
+    labels: Mapped[dict[str, Any]]
+    annotations: Mapped[dict[str, Any]]
+    version: Mapped[int] = mapped_column(Integer, server_default=text("1"))
+    updated_at: Mapped[datetime] = mapped_column(server_default=func.now())
+
+
+class WaitReasonRow(Base):
+    """The reason timeline: one row per primary reason a workload had; open while current."""
+
+    __tablename__ = "wait_reasons"
+    __table_args__ = (
+        Index("ix_wait_reasons_workload_id_since", "workload_id", "since"),
+        Index(
+            "uq_wait_reasons_open_workload_id",
+            "workload_id",
+            unique=True,
+            postgresql_where=text("until IS NULL"),
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    workload_id: Mapped[int] = mapped_column(ForeignKey("workloads.id", ondelete="CASCADE"))
+    code: Mapped[str]
+    message: Mapped[str]
+    details: Mapped[dict[str, Any]]
+    since: Mapped[datetime]
+    until: Mapped[datetime | None]
+
+
+class AuditRow(Base):
+    """Who changed what: append-only (the migration installs a trigger refusing UPDATE/DELETE)."""
+
+    __tablename__ = "audit_log"
+    __table_args__ = (
+        _one_of("action", AUDIT_ACTIONS, "action"),
+        Index("ix_audit_log_kind_name", "kind", "name"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(server_default=func.now())
+    actor: Mapped[str]
+    action: Mapped[str]
+    kind: Mapped[str]
+    namespace: Mapped[str | None]
+    name: Mapped[str]
+    before: Mapped[dict[str, Any] | None]
+    after: Mapped[dict[str, Any] | None]
+
+
+class UsageIntervalRow(Base):
+    """Metering: a workload held ``amount`` of a resource in a flavor from start until end."""
+
+    __tablename__ = "usage_intervals"
+    __table_args__ = (
+        Index("ix_usage_intervals_workload_id", "workload_id"),
+        Index("ix_usage_intervals_cluster_queue_started_at", "cluster_queue", "started_at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    workload_id: Mapped[int] = mapped_column(ForeignKey("workloads.id", ondelete="CASCADE"))
+    cluster_queue: Mapped[str]
+    flavor: Mapped[str]
+    resource: Mapped[str]
+    amount: Mapped[int]  # milli-units
+    started_at: Mapped[datetime]
+    ended_at: Mapped[datetime | None]  # NULL: still held
+
+
+class WorkloadEventRow(Base):
+    __tablename__ = "workload_events"
+    __table_args__ = (
+        _one_of("type", EVENT_TYPES, "type"),
+        Index("ix_workload_events_workload_id_at", "workload_id", "at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    workload_id: Mapped[int] = mapped_column(ForeignKey("workloads.id", ondelete="CASCADE"))
+    at: Mapped[datetime]
+    type: Mapped[str]
+    reason: Mapped[str | None]
+    details: Mapped[dict[str, Any]]
