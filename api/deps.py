@@ -1,0 +1,44 @@
+"""What the routers get from the application: a transaction per request, a readiness check."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+from sqlalchemy.orm import Session
+
+from quota.ledger import Ledger
+
+SessionScope = Callable[[], AbstractContextManager[Session]]
+
+
+@dataclass(frozen=True, slots=True)
+class Readiness:
+    ok: bool
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class AppContext:
+    """Set by the shell (``berth serve``) when it builds the app."""
+
+    session_scope: SessionScope  # one transaction: commits on success, rolls back on error
+    readiness: Callable[[], Readiness]
+
+
+def context(request: Request) -> AppContext:
+    ctx: AppContext = request.app.state.berth
+    return ctx
+
+
+def ledger(ctx: Annotated[AppContext, Depends(context)]) -> Iterator[Ledger]:
+    """One session (one transaction) per request, handed to the router as a Ledger."""
+    with ctx.session_scope() as session:
+        yield Ledger(session)
+
+
+LedgerDep = Annotated[Ledger, Depends(ledger)]
+ContextDep = Annotated[AppContext, Depends(context)]

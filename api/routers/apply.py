@@ -1,0 +1,38 @@
+"""``POST /api/v1/apply``: the same code as ``berth apply``, all or nothing."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+from api.deps import LedgerDep
+from quota.apply import apply_objects, parse_texts
+
+router = APIRouter(prefix="/api/v1", tags=["apply"])
+
+
+@router.post(
+    "/apply",
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/yaml": {"schema": {"type": "string"}},
+                "application/json": {"schema": {"type": "object"}},
+            },
+        }
+    },
+)
+async def apply(request: Request, ledger: LedgerDep) -> dict[str, object]:
+    """Create or replace the objects of a multi-document YAML or JSON body."""
+    text = (await request.body()).decode("utf-8", errors="replace")
+    objects = parse_texts([("request", text)])
+    result = apply_objects(ledger, objects, actor=_actor(request))
+    return {
+        "changes": [{"kind": c.kind, "name": c.name, "action": c.action} for c in result.changes],
+        "warnings": [w.to_dict() for w in result.warnings],
+    }
+
+
+def _actor(request: Request) -> str:
+    client = request.client.host if request.client else "unknown"
+    return f"api:{client}"

@@ -1,0 +1,53 @@
+"""``GET /api/v1/<kind>`` and ``GET /api/v1/<kind>/{name}`` for every ledger kind."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from api.deps import LedgerDep
+from quota.errors import NotFound
+from quota.kinds import KINDS, Kind, resolve_kind
+from quota.manifests import to_manifest
+
+router = APIRouter(prefix="/api/v1", tags=["objects"])
+
+
+def _list(kind: Kind, ledger: LedgerDep) -> dict[str, object]:
+    return {"kind": kind.name, "items": [to_manifest(o) for o in ledger.list(kind.name)]}
+
+
+def _one(kind: Kind, ledger: LedgerDep, name: str, namespace: str | None = None) -> dict[str, object]:
+    obj = ledger.get(kind.name, name, namespace)
+    if obj is None:
+        shown = f"{namespace}/{name}" if namespace else name
+        raise NotFound(f"{kind.name} {shown!r} not found", field="name")
+    return to_manifest(obj)
+
+
+@router.get("/localqueues/{namespace}/{name}")
+def get_local_queue(namespace: str, name: str, ledger: LedgerDep) -> dict[str, object]:
+    """One LocalQueue."""
+    return _one(resolve_kind("LocalQueue"), ledger, name, namespace)
+
+
+@router.get("/{plural}")
+def list_objects(plural: str, ledger: LedgerDep) -> dict[str, object]:
+    """Every object of a kind: resourceflavors, clusterqueues, cohorts, localqueues, priorityclasses, namespaces, topologies, nodes."""
+    return _list(_kind(plural), ledger)
+
+
+@router.get("/{plural}/{name}")
+def get_object(plural: str, name: str, ledger: LedgerDep) -> dict[str, object]:
+    """One object of a cluster-scoped kind."""
+    kind = _kind(plural)
+    if kind.namespaced:
+        raise NotFound(f"{kind.name} is namespaced: use /api/v1/{kind.plural}/{{namespace}}/{{name}}")
+    return _one(kind, ledger, name)
+
+
+def _kind(plural: str) -> Kind:
+    for kind in KINDS:
+        if kind.plural == plural:
+            return kind
+    raise NotFound(f"no such resource {plural!r}; expected one of: {', '.join(k.plural for k in KINDS)}",
+                   field="path")

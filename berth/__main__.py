@@ -1,0 +1,9 @@
+"""``python -m berth``."""
+
+from __future__ import annotations
+
+import sys
+
+from berth.cli import main
+
+sys.exit(main())
