@@ -224,6 +224,12 @@ class WorkloadRow(Base):
             text("priority DESC"),
             "created_at",
         ),
+        Index(
+            "ix_workloads_pending_reason",
+            "cluster_queue",
+            "reason_code",
+            postgresql_where=text("state = 'Pending'"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
@@ -247,6 +253,14 @@ class WorkloadRow(Base):
     eviction_count: Mapped[int] = mapped_column(Integer)
     labels: Mapped[dict[str, Any]]
     annotations: Mapped[dict[str, Any]]
+    # The engine's latest verdict on a pending workload (written by the admission loop):
+    # the primary reason's code for grouping, every reason with details, hints, and the
+    # 1-based place in its ClusterQueue's pending order.
+    reason_code: Mapped[str | None]
+    reasons: Mapped[list[Any]] = mapped_column(server_default=text("'[]'::jsonb"))
+    hints: Mapped[list[Any]] = mapped_column(server_default=text("'[]'::jsonb"))
+    queue_position: Mapped[int | None] = mapped_column(Integer)
+    evaluated_at: Mapped[datetime | None]
     version: Mapped[int] = mapped_column(Integer, server_default=text("1"))
     updated_at: Mapped[datetime] = mapped_column(server_default=func.now())
 

@@ -226,6 +226,11 @@ def _create_workloads() -> None:
         sa.Column("eviction_count", sa.Integer(), nullable=False),
         _jsonb("labels"),
         _jsonb("annotations"),
+        _text("reason_code", nullable=True),
+        sa.Column("reasons", postgresql.JSONB(), server_default=sa.text("'[]'::jsonb"), nullable=False),
+        sa.Column("hints", postgresql.JSONB(), server_default=sa.text("'[]'::jsonb"), nullable=False),
+        sa.Column("queue_position", sa.Integer(), nullable=True),
+        _at("evaluated_at", nullable=True),
         sa.Column("version", sa.Integer(), server_default=sa.text("1"), nullable=False),
         _at("updated_at", now=True),
         sa.CheckConstraint(
@@ -240,6 +245,12 @@ def _create_workloads() -> None:
         "ix_workloads_pending_order",
         "workloads",
         ["state", "cluster_queue", sa.literal_column("priority DESC"), "created_at"],
+    )
+    op.create_index(
+        "ix_workloads_pending_reason",
+        "workloads",
+        ["cluster_queue", "reason_code"],
+        postgresql_where=sa.text("state = 'Pending'"),
     )
     op.create_index(
         "uq_workloads_unfinished_namespace_name",
