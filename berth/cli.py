@@ -82,6 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if args.command != "db":
+        # Alembic narrates every migration step at INFO; only `berth db` wants that.
+        logging.getLogger("alembic").setLevel(logging.WARNING)
     # platformdirs warns on every start when XDG_RUNTIME_DIR is unset (servers, CI); harmless.
     warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
     try:

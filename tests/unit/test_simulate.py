@@ -225,10 +225,6 @@ def test_deactivated_workload_shows_why_and_holds_nothing(tmp_path: Path) -> Non
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the engine still counts deactivated workloads in pending positions (engine/cycle.py)",
-)
 def test_deactivated_workloads_take_no_place_in_the_queue(tmp_path: Path) -> None:
     made = [job("team/a", 8), job("team/b", 8), job("team/c", 8)]
     steps = [{"at": "0s", "create": made}, {"at": "1m", "deactivate": ["team/b"]}]

@@ -1,0 +1,394 @@
+"""One admission cycle (PURE): snapshot in, decisions and wait reasons out.
+
+Every ClusterQueue's pending workloads are queued by priority and age. The heads of all
+queues compete in one heap, non-borrowing (or, with fair sharing, lowest-share) first;
+after a head is decided its queue offers the next one, so a single pass admits as many
+workloads as fit, across and within ClusterQueues.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from admission.engine import reasons
+from admission.engine.checks import drain_reason, inactive_queues, static_reasons
+from admission.engine.fairshare import dominant_share
+from admission.engine.flavors import Mode, Plan, assign
+from admission.engine.ordering import CohortKey, queue_key
+from admission.engine.preemption import Search, Victim, can_preempt, find_victims
+from admission.engine.types import (
+    AdmissionDecision,
+    CycleResult,
+    EvictionDecision,
+    PendingStatus,
+    Reason,
+    Snapshot,
+)
+from admission.engine.workload import (
+    Holdings,
+    Shape,
+    checkpoint_grace,
+    held_usage,
+    holds_quota,
+    is_pending,
+    request_problem,
+    shape,
+)
+from quota.model import ClusterQueue, QueueingStrategy, ReclaimWithinCohort, WithinClusterQueue
+from quota.reasons import WaitReason
+from quota.tree import QuotaTree
+from quota.workload import Workload, WorkloadState
+
+# Reasons that say a workload could be admitted once quota frees up: such a head blocks a
+# StrictFIFO queue; one that can never fit (no flavor, over the maximum) does not.
+_WAITING = frozenset({WaitReason.WAITING_FOR_QUOTA, WaitReason.WAITING_FOR_PREEMPTED_WORKLOADS})
+# Reasons worth adding to a workload that is held back anyway: they will not go away alone.
+NEWER_EQUAL = WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY
+_PERMANENT = frozenset({WaitReason.NO_MATCHING_FLAVOR, WaitReason.EXCEEDS_MAX_QUOTA})
+
+
+def run_cycle(snapshot: Snapshot, now: datetime) -> CycleResult:
+    """Decide one admission cycle over ``snapshot`` at time ``now``."""
+    return _Cycle(snapshot, now).run()
+
+
+@dataclass(slots=True)
+class _Waiting:
+    cluster_queue: str | None
+    reasons: list[Reason]
+    hints: list[str] = field(default_factory=list)
+    blocked_by: str | None = None  # the StrictFIFO head it waits behind
+    quota: bool = False  # its quota reasons are still to be written
+
+
+class _Cycle:
+    def __init__(self, snapshot: Snapshot, now: datetime) -> None:
+        self.snapshot = snapshot
+        self.now = now
+        self.queues = snapshot.cluster_queues
+        self.tree = QuotaTree(
+            [snapshot.cluster_queues[name] for name in sorted(snapshot.cluster_queues)],
+            snapshot.cohorts,
+        )
+        self.inactive = inactive_queues(snapshot, self.tree)
+        self.holdings = Holdings()
+        self.admitted: list[AdmissionDecision] = []
+        self.evicted: list[EvictionDecision] = []
+        self.waiting: dict[str, _Waiting] = {}
+        self.fresh: set[str] = set()
+        self.shapes: dict[str, Shape] = {}
+        self.plans: dict[tuple[str, Shape, int], Plan] = {}
+        # (queue, pool version, needed quota keys) -> (priority, created, amounts) that failed
+        self.no_victims: dict[
+            tuple[str, int, tuple[object, ...]], list[tuple[int, datetime, tuple[int, ...]]]
+        ] = {}
+        self.holder_cache: dict[tuple[str, tuple[str, str], int], list[str]] = {}
+        self.no_partial: set[tuple[str, Shape, int]] = set()
+        self.parked: dict[tuple[str, Shape, int], tuple[list[Reason], list[str]]] = {}
+        self.search = Search(self.tree, self.queues, self.holdings, self.fresh,
+                             snapshot.fair_sharing)
+        for key in sorted(snapshot.workloads):
+            workload = snapshot.workloads[key]
+            if holds_quota(workload) and workload.admission is not None:
+                cq = workload.admission.cluster_queue
+                if self.tree.has_queue(cq):
+                    usage = held_usage(workload)
+                    self.tree.add(cq, usage)
+                    self.holdings.add(cq, workload, usage)
+
+    def run(self) -> CycleResult:
+        self._drain()
+        pending = self._classify()
+        self._admit(pending)
+        return CycleResult(
+            now=self.now,
+            admitted=tuple(self.admitted),
+            evicted=tuple(self.evicted),
+            pending=self._statuses(),
+        )
+
+    # --- before admission ----------------------------------------------------------------
+
+    def _drain(self) -> None:
+        """Evict what stopped queues drain and what an admin deactivated."""
+        for key in sorted(self.holdings.queue_of):
+            cq = self.holdings.queue_of[key]
+            workload = self.holdings.by_queue[cq][key]
+            if workload.state is not WorkloadState.ADMITTED:
+                continue
+            why = drain_reason(self.snapshot, workload, cq)
+            if why is not None:
+                self.tree.remove(cq, self.holdings.usage[key])
+                self.holdings.remove(key)
+                self.evicted.append(EvictionDecision(key, "", None, cq, why))
+
+    def _classify(self) -> dict[str, list[Workload]]:
+        """Split pending workloads into per-queue lists; record what holds the rest back."""
+        queued: dict[str, list[Workload]] = {}
+        for key in sorted(self.snapshot.workloads):
+            workload = self.snapshot.workloads[key]
+            if not is_pending(workload):
+                continue
+            cq_name, held = static_reasons(self.snapshot, workload, self.inactive)
+            if not held and cq_name is not None:
+                queued.setdefault(cq_name, []).append(workload)
+                continue
+            if (cq_name is not None and cq_name in self.queues
+                    and cq_name not in self.inactive and request_problem(workload) is None):
+                plan = assign(self.queues[cq_name], workload, self.tree, self.snapshot.flavors)
+                held += [r for r in self._plan_reasons(plan) if r.code in _PERMANENT]
+            self.waiting[key] = _Waiting(cq_name, held)
+        for workloads in queued.values():
+            workloads.sort(key=queue_key)
+        return queued
+
+    # --- admission -----------------------------------------------------------------------
+
+    def _admit(self, queued: dict[str, list[Workload]]) -> None:
+        heap: list[tuple[CohortKey, bool, str]] = []
+        index = dict.fromkeys(queued, 0)
+        for name in sorted(queued):
+            head = queued[name][0]
+            heapq.heappush(heap, ((False, 0, -head.priority, head.created_at, head.key),
+                                  False, name))
+        while heap:
+            key, requeued, name = heapq.heappop(heap)
+            cq = self.queues[name]
+            workload = queued[name][index[name]]
+            plan = self._plan(cq, workload)
+            if not requeued:
+                actual = self._cohort_key(cq, workload, plan)
+                if actual > key:
+                    heapq.heappush(heap, (actual, True, name))
+                    continue
+            blocking = self._decide(cq, workload, plan)
+            index[name] += 1
+            rest = queued[name][index[name]:]
+            if blocking and cq.queueing_strategy is QueueingStrategy.STRICT_FIFO:
+                for behind in rest:
+                    self._block(cq, behind, workload.key)
+                continue
+            if rest:
+                head = rest[0]
+                heapq.heappush(heap, ((False, 0, -head.priority, head.created_at, head.key),
+                                      False, name))
+
+    def _cohort_key(self, cq: ClusterQueue, workload: Workload, plan: Plan) -> CohortKey:
+        share = 0
+        if self.snapshot.fair_sharing and plan.borrows:
+            share = dominant_share(self.tree, cq.name, cq.fair_sharing_weight, plan.usage)
+        return (plan.borrows, share, -workload.priority, workload.created_at, workload.key)
+
+    def _decide(self, cq: ClusterQueue, workload: Workload, plan: Plan) -> bool:
+        """Admit, preempt for, or park ``workload``; True when it waits at the head."""
+        if plan.mode is Mode.FIT:
+            self._grant(workload, plan)
+            return False
+        # Failures are cached by shape and pool state: in a full cohort most pending
+        # workloads repeat a few shapes, and nothing changes between them.
+        state = (cq.name, self._shape(workload), self.tree.version(cq.name))
+        if (plan.mode is Mode.PREEMPT and (can_preempt(cq) or self._any_evicting(cq))
+                and not self._known_hopeless(cq, workload, plan)):
+            victims = find_victims(self.search, cq, workload, plan)
+            if victims:
+                return self._preempt(cq, workload, victims)
+            self._hopeless(cq, workload, plan)
+        if state not in self.no_partial:
+            partial = self._partial(cq, workload)
+            if partial is not None:
+                self._grant(workload, partial)
+                return False
+            self.no_partial.add(state)
+        # Quota reasons are written after the pass, against the final usage: that is the
+        # state the workload waits in, and one evaluation then serves every equal shape.
+        self.waiting[workload.key] = _Waiting(cq.name, [], quota=True)
+        return plan.mode is Mode.PREEMPT
+
+    def _quota_reasons(
+        self, cq: ClusterQueue, workload: Workload
+    ) -> tuple[list[Reason], list[str]]:
+        plan = self._plan(cq, workload)
+        state = (cq.name, self._shape(workload), self.tree.version(cq.name))
+        parked = self.parked.get(state)
+        if parked is None:
+            if plan.mode is Mode.FIT:
+                # Room was freed after it was evaluated; the next cycle takes it.
+                parked = ([reasons.pending_evaluation()], [])
+            else:
+                hints = reasons.plan_hints(plan, self.tree, self._reclaimable(cq, plan))
+                parked = (self._plan_reasons(plan), hints)
+            self.parked[state] = parked
+        return parked
+
+    def _failure_key(self, cq: ClusterQueue, plan: Plan) -> tuple[str, int, tuple[object, ...]]:
+        return (cq.name, self.tree.version(cq.name), tuple(sorted(plan.usage)))
+
+    def _hopeless(self, cq: ClusterQueue, workload: Workload, plan: Plan) -> None:
+        amounts = tuple(plan.usage[fr] for fr in sorted(plan.usage))
+        self.no_victims.setdefault(self._failure_key(cq, plan), []).append(
+            (workload.priority, workload.created_at, amounts))
+
+    def _known_hopeless(self, cq: ClusterQueue, workload: Workload, plan: Plan) -> bool:
+        """Whether an earlier search in the same pool state already proves none exists: it
+        needed no more, of the same quota, with at least as many candidates open to it."""
+        failures = self.no_victims.get(self._failure_key(cq, plan))
+        if not failures:
+            return False
+        amounts = tuple(plan.usage[fr] for fr in sorted(plan.usage))
+        newer = cq.preemption.within_cluster_queue is NEWER_EQUAL
+        for priority, created, needed in failures:
+            if workload.priority > priority:
+                continue
+            if workload.priority == priority and newer and workload.created_at < created:
+                continue
+            if all(a >= n for a, n in zip(amounts, needed, strict=True)):
+                return True
+        return False
+
+    def _shape(self, workload: Workload) -> Shape:
+        found = self.shapes.get(workload.key)
+        if found is None:
+            found = self.shapes[workload.key] = shape(workload)
+        return found
+
+    def _plan(self, cq: ClusterQueue, workload: Workload) -> Plan:
+        state = (cq.name, self._shape(workload), self.tree.version(cq.name))
+        plan = self.plans.get(state)
+        if plan is None:
+            plan = assign(cq, workload, self.tree, self.snapshot.flavors)
+            self.plans[state] = plan
+        return plan
+
+    def _any_evicting(self, cq: ClusterQueue) -> bool:
+        return any(self.holdings.evicting.get(name) for name in self.tree.members(cq.name))
+
+    def _grant(self, workload: Workload, plan: Plan) -> None:
+        admission = plan.admission()
+        self.tree.add(plan.cluster_queue, plan.usage)
+        admitted = replace(workload, state=WorkloadState.ADMITTED, admission=admission,
+                           admitted_at=self.now)
+        self.holdings.add(plan.cluster_queue, admitted, dict(plan.usage))
+        self.fresh.add(workload.key)
+        self.admitted.append(AdmissionDecision(workload.key, admission, plan.borrows))
+
+    def _preempt(self, cq: ClusterQueue, workload: Workload, victims: Sequence[Victim]) -> bool:
+        waiting_on: list[str] = []
+        deadline: datetime | None = None
+        for victim in victims:
+            key = victim.workload.key
+            if victim.evicting:
+                waiting_on.append(key)
+                continue
+            self.evicted.append(
+                EvictionDecision(key, workload.key, victim.cause, victim.cluster_queue)
+            )
+            grace = checkpoint_grace(victim.workload)
+            if grace is None:
+                self.tree.remove(victim.cluster_queue, self.holdings.usage[key])
+                self.holdings.remove(key)
+                continue
+            # Checkpointing victims keep their quota until they checkpoint or time runs out.
+            usage = self.holdings.usage[key]
+            self.holdings.remove(key)
+            self.holdings.add(victim.cluster_queue,
+                              replace(victim.workload, state=WorkloadState.EVICTING), usage)
+            waiting_on.append(key)
+            deadline = max(deadline, self.now + grace) if deadline else self.now + grace
+        if not waiting_on:
+            plan = assign(cq, workload, self.tree, self.snapshot.flavors)
+            if plan.mode is Mode.FIT:
+                self._grant(workload, plan)
+                return False
+        # What it waits for is spoken for: no later preemptor in this cycle counts on it.
+        self.fresh.update(waiting_on)
+        found = [reasons.waiting_for_preempted(sorted(waiting_on), deadline)]
+        self.waiting[workload.key] = _Waiting(cq.name, found)
+        return True
+
+    def _partial(self, cq: ClusterQueue, workload: Workload) -> Plan | None:
+        """The plan with the most pods that fits now, for pod sets that allow fewer."""
+        flexible = [p for p in workload.pod_sets if p.min_count is not None
+                    and p.min_count < p.count]
+        if not flexible:
+            return None
+        counts = {p.name: p.count for p in workload.pod_sets}
+        for pod_set in flexible:
+            counts[pod_set.name] = pod_set.min_count or pod_set.count
+
+        def fits() -> bool:
+            return assign(cq, workload, self.tree, self.snapshot.flavors,
+                          counts).mode is Mode.FIT
+
+        if not fits():
+            return None
+        for pod_set in flexible:
+            low, high = counts[pod_set.name], pod_set.count
+            while low < high:
+                counts[pod_set.name] = (low + high + 1) // 2
+                if fits():
+                    low = counts[pod_set.name]
+                else:
+                    high = counts[pod_set.name] - 1
+            counts[pod_set.name] = low
+        return assign(cq, workload, self.tree, self.snapshot.flavors, counts)
+
+    def _block(self, cq: ClusterQueue, workload: Workload, head: str) -> None:
+        self.waiting[workload.key] = _Waiting(cq.name, [], blocked_by=head, quota=True)
+
+    # --- reasons -------------------------------------------------------------------------
+
+    def _plan_reasons(self, plan: Plan) -> list[Reason]:
+        return reasons.plan_reasons(plan, self.tree, self._holders)
+
+    def _holders(self, cq: str, fr: tuple[str, str]) -> list[str]:
+        key = (self.tree.root(cq), fr, self.tree.version(cq))
+        found = self.holder_cache.get(key)
+        if found is None:
+            found = self.holdings.top(self.tree.members(cq), fr)
+            self.holder_cache[key] = found
+        return found
+
+    def _reclaimable(self, cq: ClusterQueue, plan: Plan) -> bool:
+        return cq.preemption.reclaim_within_cohort is not ReclaimWithinCohort.NEVER and all(
+            amount <= self.tree.nominal(cq.name, fr) for fr, amount in plan.usage.items()
+        )
+
+    def _statuses(self) -> dict[str, PendingStatus]:
+        by_queue: dict[str, list[Workload]] = {}
+        for key, entry in self.waiting.items():
+            if any(r.code is WaitReason.DEACTIVATED for r in entry.reasons):
+                continue  # a deactivated workload is out of the queue: it takes no place
+            if entry.cluster_queue is not None and entry.cluster_queue in self.queues:
+                by_queue.setdefault(entry.cluster_queue, []).append(self.snapshot.workloads[key])
+        position: dict[str, int] = {}
+        for workloads in by_queue.values():
+            workloads.sort(key=queue_key)
+            for place, workload in enumerate(workloads, start=1):
+                position[workload.key] = place
+        out: dict[str, PendingStatus] = {}
+        for key in sorted(self.waiting):
+            entry = self.waiting[key]
+            found, hints = list(entry.reasons), list(entry.hints)
+            if entry.quota and entry.cluster_queue is not None:
+                more, hints = self._quota_reasons(
+                    self.queues[entry.cluster_queue], self.snapshot.workloads[key])
+                if entry.blocked_by is not None:
+                    more = [r for r in more if r.code is not WaitReason.PENDING_EVALUATION]
+                found += more
+            if entry.blocked_by is not None and entry.cluster_queue is not None:
+                found.append(reasons.blocked_by_queue_head(
+                    entry.cluster_queue, entry.blocked_by, position[key]))
+            if not found:  # pragma: no cover - every parked workload has a reason
+                found.append(reasons.pending_evaluation())
+            out[key] = PendingStatus(
+                key=key,
+                cluster_queue=entry.cluster_queue,
+                reasons=reasons.sort_reasons(found),
+                hints=tuple(hints),
+                position=position.get(key),
+            )
+        return out
+

@@ -1,0 +1,233 @@
+"""Flavor assignment (PURE): which flavor serves each pod set's resources, and how well.
+
+For each pod set and resource group the ClusterQueue's flavors are tried in order. A flavor
+is first *matched* (node labels, taints), then *measured* against quota. A later issue adds
+a physical-capacity measure per flavor: it slots into ``_measure`` next to the quota check
+and can only lower a flavor's mode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import IntEnum
+
+from quota.model import (
+    ClusterQueue,
+    FlavorFungibility,
+    ResourceFlavor,
+    ResourceGroup,
+    WhenCanBorrow,
+    WhenCanPreempt,
+)
+from quota.tree import FlavorResource, QuotaTree
+from quota.workload import Admission, PodSet, PodSetAssignment, Workload
+
+_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+class Mode(IntEnum):
+    """How well a flavor serves a request; higher is better."""
+
+    NO_FIT = 0  # can never fit: more than the quota could ever allow
+    PREEMPT = 1  # fits the quota's maximum, not what is unused now
+    FIT = 2  # fits what is unused now
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceCheck:
+    resource: str
+    requested: int  # the whole workload's request for this (flavor, resource) so far
+    available: int
+    maximum: int
+    mode: Mode
+    borrows: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FlavorTry:
+    flavor: str
+    mismatch: str | None  # why the flavor cannot serve the pod set at all
+    checks: tuple[ResourceCheck, ...] = ()
+    mode: Mode = Mode.NO_FIT
+    borrows: bool = False
+
+    @property
+    def rank(self) -> tuple[int, bool]:
+        return (self.mode, not self.borrows)
+
+
+@dataclass(frozen=True, slots=True)
+class GroupChoice:
+    resources: tuple[str, ...]  # the pod set's requested resources this group covers
+    tried: tuple[FlavorTry, ...]
+    chosen: FlavorTry | None  # None when no flavor matches or none could ever fit
+
+
+@dataclass(frozen=True, slots=True)
+class PodSetPlan:
+    name: str
+    count: int
+    uncovered: tuple[str, ...]  # requested resources no resource group covers
+    groups: tuple[GroupChoice, ...]
+    mode: Mode
+    borrows: bool
+    flavors: Mapping[str, str]  # resource -> flavor, for the chosen flavors
+    usage: Mapping[str, int]  # resource -> milli-units for ``count`` pods
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A workload's flavor assignment in one ClusterQueue at given pod counts."""
+
+    cluster_queue: str
+    pod_sets: tuple[PodSetPlan, ...]
+    mode: Mode
+    borrows: bool
+    usage: Mapping[FlavorResource, int]
+
+    def admission(self) -> Admission:
+        return Admission(
+            cluster_queue=self.cluster_queue,
+            pod_sets=tuple(
+                PodSetAssignment(p.name, p.count, dict(p.flavors), dict(p.usage))
+                for p in self.pod_sets
+            ),
+        )
+
+
+def flavor_mismatch(flavor: ResourceFlavor, pod_set: PodSet) -> str | None:
+    """Why ``flavor`` cannot serve pods of ``pod_set`` (labels, affinity, taints), or None."""
+    labels = flavor.node_labels
+    for key, value in sorted(pod_set.node_selector.items()):
+        if key in labels and labels[key] != value:
+            return f"nodeSelector {key}={value} conflicts with flavor label {key}={labels[key]}"
+    if pod_set.affinity_terms and not any(
+        all(req.matches(labels) for req in term if req.key in labels)
+        for term in pod_set.affinity_terms
+    ):
+        return "required node affinity conflicts with the flavor's nodeLabels"
+    tolerations = (*pod_set.tolerations, *flavor.tolerations)
+    for taint in flavor.node_taints:
+        if taint.effect in _EFFECTS and not any(t.tolerates(taint) for t in tolerations):
+            shown = f"{taint.key}={taint.value}" if taint.value else taint.key
+            return f"taint {shown}:{taint.effect} is not tolerated"
+    return None
+
+
+def assign(
+    cq: ClusterQueue,
+    workload: Workload,
+    tree: QuotaTree,
+    flavors: Mapping[str, ResourceFlavor],
+    counts: Mapping[str, int] | None = None,
+) -> Plan:
+    """Assign flavors to every pod set of ``workload`` at ``counts`` pods (default: all)."""
+    taken: dict[FlavorResource, int] = {}
+    plans: list[PodSetPlan] = []
+    for pod_set in workload.pod_sets:
+        count = pod_set.count if counts is None else counts.get(pod_set.name, pod_set.count)
+        plans.append(_assign_pod_set(cq, pod_set, count, tree, flavors, taken))
+    mode = min((p.mode for p in plans), default=Mode.FIT)
+    return Plan(cq.name, tuple(plans), mode, any(p.borrows for p in plans), taken)
+
+
+def _assign_pod_set(
+    cq: ClusterQueue,
+    pod_set: PodSet,
+    count: int,
+    tree: QuotaTree,
+    flavors: Mapping[str, ResourceFlavor],
+    taken: dict[FlavorResource, int],
+) -> PodSetPlan:
+    wanted = {r: a * count for r, a in pod_set.requests.items() if a > 0}
+    covered: set[str] = set()
+    groups: list[GroupChoice] = []
+    chosen_flavors: dict[str, str] = {}
+    mode, borrows = Mode.FIT, False
+    for group in cq.resource_groups:
+        resources = tuple(r for r in group.covered_resources if r in wanted)
+        covered.update(group.covered_resources)
+        if not resources:
+            continue
+        choice = _choose(cq, group, resources, pod_set, wanted, tree, flavors, taken)
+        groups.append(choice)
+        if choice.chosen is None:
+            mode = Mode.NO_FIT
+            continue
+        mode = min(mode, choice.chosen.mode)
+        borrows = borrows or choice.chosen.borrows
+        for resource in resources:
+            chosen_flavors[resource] = choice.chosen.flavor
+            fr = (choice.chosen.flavor, resource)
+            taken[fr] = taken.get(fr, 0) + wanted[resource]
+    uncovered = tuple(sorted(r for r in wanted if r not in covered))
+    if uncovered:
+        mode = Mode.NO_FIT
+    usage = {r: wanted[r] for r in chosen_flavors}
+    return PodSetPlan(
+        pod_set.name, count, uncovered, tuple(groups), mode, borrows, chosen_flavors, usage
+    )
+
+
+def _choose(
+    cq: ClusterQueue,
+    group: ResourceGroup,
+    resources: tuple[str, ...],
+    pod_set: PodSet,
+    wanted: Mapping[str, int],
+    tree: QuotaTree,
+    flavors: Mapping[str, ResourceFlavor],
+    taken: Mapping[FlavorResource, int],
+) -> GroupChoice:
+    tried: list[FlavorTry] = []
+    best: FlavorTry | None = None
+    for quotas in group.flavors:
+        flavor = flavors[quotas.flavor]
+        mismatch = flavor_mismatch(flavor, pod_set)
+        if mismatch is not None:
+            tried.append(FlavorTry(quotas.flavor, mismatch))
+            continue
+        attempt = _measure(cq.name, quotas.flavor, resources, wanted, tree, taken)
+        tried.append(attempt)
+        if attempt.mode is Mode.NO_FIT:
+            continue
+        if best is None or attempt.rank > best.rank:
+            best = attempt
+        if not _try_next(attempt, cq.flavor_fungibility):
+            break
+    return GroupChoice(resources, tuple(tried), best)
+
+
+def _try_next(attempt: FlavorTry, fungibility: FlavorFungibility) -> bool:
+    if attempt.mode is Mode.FIT:
+        return attempt.borrows and fungibility.when_can_borrow is WhenCanBorrow.TRY_NEXT_FLAVOR
+    return fungibility.when_can_preempt is WhenCanPreempt.TRY_NEXT_FLAVOR
+
+
+def _measure(
+    cq: str,
+    flavor: str,
+    resources: tuple[str, ...],
+    wanted: Mapping[str, int],
+    tree: QuotaTree,
+    taken: Mapping[FlavorResource, int],
+) -> FlavorTry:
+    checks: list[ResourceCheck] = []
+    mode, borrows = Mode.FIT, False
+    for resource in resources:
+        fr = (flavor, resource)
+        requested = taken.get(fr, 0) + wanted[resource]
+        available = tree.available(cq, fr)
+        maximum = tree.potential(cq, fr)
+        if requested <= available:
+            this = Mode.FIT
+        elif requested <= maximum:
+            this = Mode.PREEMPT
+        else:
+            this = Mode.NO_FIT
+        lends = tree.usage(cq, fr) + requested > tree.nominal(cq, fr)
+        checks.append(ResourceCheck(resource, requested, available, maximum, this, lends))
+        mode = min(mode, this)
+        borrows = borrows or lends
+    return FlavorTry(flavor, None, tuple(checks), mode, borrows)

@@ -1,0 +1,260 @@
+"""Preemption (PURE): the smallest set of victims that lets a preemptor fit.
+
+Victims are chosen here and evicted by the cycle. Candidates are tried in a fixed order
+(already evicting first, then borrowers in other ClusterQueues, lower priority, most
+recently admitted) and removed from the quota tree until the preemptor fits; then every
+victim that turns out not to be needed is put back, so no more is evicted than needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence, Set
+from dataclasses import dataclass
+
+from admission.engine.fairshare import dominant_share
+from admission.engine.flavors import Plan
+from admission.engine.workload import Holdings
+from quota.model import (
+    BorrowWithinCohortPolicy,
+    ClusterQueue,
+    ReclaimWithinCohort,
+    WithinClusterQueue,
+)
+from quota.reasons import PreemptionCause
+from quota.tree import QuotaTree
+from quota.workload import Workload, WorkloadState
+
+
+@dataclass(frozen=True, slots=True)
+class Victim:
+    workload: Workload
+    cluster_queue: str
+    cause: PreemptionCause
+
+    @property
+    def evicting(self) -> bool:
+        """Already evicting (checkpoint grace running): waited for, not evicted again."""
+        return self.workload.state is WorkloadState.EVICTING
+
+
+@dataclass(frozen=True, slots=True)
+class Search:
+    """Everything victim selection reads; ``protected`` were admitted in this cycle."""
+
+    tree: QuotaTree
+    queues: Mapping[str, ClusterQueue]
+    holdings: Holdings
+    protected: Set[str]
+    fair_sharing: bool = False
+
+
+def within_allows(policy: WithinClusterQueue, preemptor: Workload, victim: Workload) -> bool:
+    """Whether ``withinClusterQueue`` lets ``preemptor`` evict ``victim`` of its own queue."""
+    if policy is WithinClusterQueue.LOWER_PRIORITY:
+        return victim.priority < preemptor.priority
+    if policy is WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY:
+        return victim.priority < preemptor.priority or (
+            victim.priority == preemptor.priority and victim.created_at > preemptor.created_at
+        )
+    return False
+
+
+def reclaim_allows(policy: ReclaimWithinCohort, preemptor: Workload, victim: Workload) -> bool:
+    if policy is ReclaimWithinCohort.ANY:
+        return True
+    if policy is ReclaimWithinCohort.LOWER_PRIORITY:
+        return victim.priority < preemptor.priority
+    return False
+
+
+def can_preempt(cq: ClusterQueue) -> bool:
+    """Whether any policy of ``cq`` could ever choose a victim."""
+    p = cq.preemption
+    return (
+        p.within_cluster_queue is not WithinClusterQueue.NEVER
+        or p.reclaim_within_cohort is not ReclaimWithinCohort.NEVER
+        or p.borrow_within_cohort.policy is not BorrowWithinCohortPolicy.NEVER
+    )
+
+
+def find_victims(
+    search: Search, cq: ClusterQueue, preemptor: Workload, plan: Plan
+) -> tuple[Victim, ...] | None:
+    """The minimal victims that let ``plan`` fit, or None when no allowed set does."""
+    tree, needed = search.tree, plan.usage
+    policy = cq.preemption
+    own = _own_candidates(search, cq, preemptor)
+    others = [(w, q) for w, q in _cohort_holders(search, cq, plan)
+              if w.key not in search.protected]
+    within_nominal = all(a <= tree.nominal(cq.name, fr) for fr, a in needed.items())
+    if search.fair_sharing and tree.in_cohort(cq.name):
+        found = _fair(search, cq, preemptor, plan, own, others)
+        if found is not None:
+            return found
+    if within_nominal:
+        reclaim = [
+            Victim(w, q, PreemptionCause.IN_COHORT_RECLAMATION)
+            for w, q in others
+            if w.state is WorkloadState.EVICTING
+            or reclaim_allows(policy.reclaim_within_cohort, preemptor, w)
+        ]
+        found = _minimal(search, plan, _ordered(reclaim + own, cq.name), borrow=False)
+        if found is not None:
+            return found
+    bwc = policy.borrow_within_cohort
+    borrowing: list[Victim] = []
+    if bwc.policy is BorrowWithinCohortPolicy.LOWER_PRIORITY:
+        borrowing = [
+            Victim(w, q, PreemptionCause.IN_COHORT_RECLAIM_WHILE_BORROWING)
+            for w, q in others
+            if w.priority < preemptor.priority
+            and (bwc.max_priority_threshold is None or w.priority <= bwc.max_priority_threshold)
+        ]
+    evicting = [
+        Victim(w, q, PreemptionCause.IN_COHORT_RECLAMATION)
+        for w, q in others
+        if w.state is WorkloadState.EVICTING
+    ]
+    return _minimal(search, plan, _ordered(evicting + borrowing + own, cq.name), borrow=True)
+
+
+def _own_candidates(search: Search, cq: ClusterQueue, preemptor: Workload) -> list[Victim]:
+    policy = cq.preemption.within_cluster_queue
+    return [
+        Victim(w, cq.name, PreemptionCause.IN_CLUSTER_QUEUE)
+        for w in search.holdings.in_queue(cq.name)
+        if w.key not in search.protected
+        and (w.state is WorkloadState.EVICTING or within_allows(policy, preemptor, w))
+    ]
+
+
+def _cohort_holders(search: Search, cq: ClusterQueue, plan: Plan) -> list[tuple[Workload, str]]:
+    """Workloads of other queues in the pool that could free what the plan needs: those of
+    queues borrowing a needed (flavor, resource), and any already evicting."""
+    tree, holdings = search.tree, search.holdings
+    out: list[tuple[Workload, str]] = []
+    borrowing = set(tree.borrowers(cq.name, plan.usage))
+    for other in tree.members(cq.name):
+        if other == cq.name or other not in holdings.by_queue:
+            continue
+        if other in borrowing:
+            out.extend((w, other) for w in holdings.in_queue(other))
+        elif holdings.evicting.get(other):
+            out.extend((w, other) for w in holdings.in_queue(other)
+                       if w.state is WorkloadState.EVICTING)
+    return out
+
+
+def _recency(workload: Workload) -> float:
+    # Most recently admitted first: it has lost the least work.
+    admitted = workload.admitted_at
+    return -admitted.timestamp() if admitted is not None else 0.0
+
+
+def _ordered(victims: Sequence[Victim], own_queue: str) -> list[Victim]:
+    def key(v: Victim) -> tuple[bool, bool, int, float, str]:
+        return (not v.evicting, v.cluster_queue == own_queue, v.workload.priority,
+                _recency(v.workload), v.workload.key)
+
+    return sorted(victims, key=key)
+
+
+def _fits(search: Search, plan: Plan, *, borrow: bool) -> bool:
+    tree, cq = search.tree, plan.cluster_queue
+    for fr, amount in plan.usage.items():
+        if amount > tree.available(cq, fr):
+            return False
+        if not borrow and tree.usage(cq, fr) + amount > tree.nominal(cq, fr):
+            return False
+    return True
+
+
+def _borrows_needed(search: Search, victim: Victim, plan: Plan) -> bool:
+    usage = search.holdings.usage[victim.workload.key]
+    return any(
+        search.tree.borrowed(victim.cluster_queue, fr) > 0 for fr in plan.usage if fr in usage
+    )
+
+
+def _minimal(
+    search: Search,
+    plan: Plan,
+    candidates: Sequence[Victim],
+    *,
+    borrow: bool,
+    allowed: Callable[[Victim], bool] | None = None,
+) -> tuple[Victim, ...] | None:
+    tree, holdings = search.tree, search.holdings
+    needed = plan.usage
+    removed: list[Victim] = []
+    found = False
+    for victim in candidates:
+        usage = holdings.usage[victim.workload.key]
+        if not any(fr in usage for fr in needed):
+            continue
+        other_queue = victim.cluster_queue != plan.cluster_queue
+        if other_queue and not victim.evicting and not _borrows_needed(search, victim, plan):
+            continue  # reclaim only what a queue borrows; its nominal quota is its own
+        if allowed is not None and not allowed(victim):
+            continue
+        tree.remove(victim.cluster_queue, usage)
+        removed.append(victim)
+        if _fits(search, plan, borrow=borrow):
+            found = True
+            break
+    if found:
+        kept = list(removed)
+        for victim in reversed(removed[:-1]):
+            tree.add(victim.cluster_queue, holdings.usage[victim.workload.key])
+            if _fits(search, plan, borrow=borrow):
+                kept.remove(victim)
+            else:
+                tree.remove(victim.cluster_queue, holdings.usage[victim.workload.key])
+        removed = kept
+    for victim in removed:
+        tree.add(victim.cluster_queue, holdings.usage[victim.workload.key])
+    return tuple(removed) if found else None
+
+
+def _fair(
+    search: Search,
+    cq: ClusterQueue,
+    preemptor: Workload,
+    plan: Plan,
+    own: list[Victim],
+    others: list[tuple[Workload, str]],
+) -> tuple[Victim, ...] | None:
+    """Fair-sharing preemption: take from the queues whose share stays above ours."""
+    tree, queues = search.tree, search.queues
+    policy = cq.preemption.reclaim_within_cohort
+    mine = dominant_share(tree, cq.name, cq.fair_sharing_weight, plan.usage)
+    candidates = [
+        Victim(w, q, PreemptionCause.IN_COHORT_FAIR_SHARING)
+        for w, q in others
+        if w.state is WorkloadState.EVICTING
+        or reclaim_allows(policy, preemptor, w)
+    ]
+
+    def share_after(victim: Victim) -> int:
+        target = queues[victim.cluster_queue]
+        usage = search.holdings.usage[victim.workload.key]
+        return dominant_share(
+            tree, target.name, target.fair_sharing_weight, {fr: -a for fr, a in usage.items()}
+        )
+
+    def allowed(victim: Victim) -> bool:
+        if victim.evicting or victim.cluster_queue == cq.name:
+            return True
+        return share_after(victim) >= mine
+
+    ordered = sorted(
+        candidates,
+        key=lambda v: (
+            -dominant_share(tree, v.cluster_queue, queues[v.cluster_queue].fair_sharing_weight),
+            v.workload.priority,
+            _recency(v.workload),
+            v.workload.key,
+        ),
+    )
+    return _minimal(search, plan, [*ordered, *_ordered(own, cq.name)], borrow=True,
+                    allowed=allowed)

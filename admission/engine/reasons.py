@@ -1,0 +1,191 @@
+"""Wait reasons as data (PURE): one builder per code, with its message and details.
+
+Detail keys are exactly those spec/wait-reasons.md lists; quantities are quantity strings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+
+from admission.engine.flavors import FlavorTry, Mode, Plan
+from admission.engine.types import Reason
+from quota.quantity import format_quantity
+from quota.reasons import WaitReason
+from quota.tree import FlavorResource, QuotaTree
+
+# (ClusterQueue, (flavor, resource)) -> keys of the workloads holding that quota, top few
+HolderLookup = Callable[[str, FlavorResource], Sequence[str]]
+
+
+def sort_reasons(reasons: Iterable[Reason]) -> tuple[Reason, ...]:
+    """All reasons, primary (highest precedence) first; equal codes keep their order."""
+    return tuple(sorted(reasons, key=lambda r: r.code.precedence))
+
+
+def deactivated() -> Reason:
+    return Reason(WaitReason.DEACTIVATED, "the workload is deactivated (active: false)", {})
+
+
+def misconfigured(obj: str, problem: str) -> Reason:
+    return Reason(WaitReason.MISCONFIGURED, f"{obj}: {problem}", {"object": obj,
+                                                                   "problem": problem})
+
+
+def suspended(obj: str, policy: str) -> Reason:
+    return Reason(
+        WaitReason.SUSPENDED, f"{obj} is stopped (stopPolicy: {policy})", {"object": obj}
+    )
+
+
+def no_matching_flavor(cq: str, pod_set: str, flavors: Mapping[str, str]) -> Reason:
+    why = "; ".join(f"{name}: {text}" for name, text in flavors.items()) or "it has no flavors"
+    return Reason(
+        WaitReason.NO_MATCHING_FLAVOR,
+        f"no flavor of ClusterQueue {cq} can serve pod set {pod_set}: {why}",
+        {"podSet": pod_set, "flavors": dict(flavors)},
+    )
+
+
+def exceeds_max_quota(
+    cq: str, pod_set: str, flavor: str, resource: str, requested: int, maximum: int
+) -> Reason:
+    req, most = format_quantity(requested, resource), format_quantity(maximum, resource)
+    return Reason(
+        WaitReason.EXCEEDS_MAX_QUOTA,
+        f"pod set {pod_set} requests {req} {resource}, more than ClusterQueue {cq} could "
+        f"ever use in flavor {flavor}: at most {most}",
+        {"podSet": pod_set, "flavor": flavor, "resource": resource, "requested": req,
+         "maximum": most},
+    )
+
+
+def blocked_by_queue_head(cq: str, head: str, position: int) -> Reason:
+    return Reason(
+        WaitReason.BLOCKED_BY_QUEUE_HEAD,
+        f"StrictFIFO ClusterQueue {cq} admits nothing behind its waiting head {head}; "
+        f"this workload is at position {position}",
+        {"head": head, "position": position},
+    )
+
+
+def waiting_for_quota(
+    tree: QuotaTree, cq: str, pod_set: str, flavor: str, resource: str, requested: int,
+    holders: Sequence[str],
+) -> Reason:
+    fr = (flavor, resource)
+    available = tree.available(cq, fr)
+    used, nominal = tree.usage(cq, fr), tree.nominal(cq, fr)
+    limit = tree.limits(cq, fr).borrowing_limit
+    borrowable = max(0, available - max(0, nominal - used))
+
+    def q(amount: int) -> str:
+        return format_quantity(amount, resource)
+
+    message = (
+        f"insufficient unused quota for {resource} in flavor {flavor} of ClusterQueue {cq}: "
+        f"{q(requested)} requested, {q(available)} available, "
+        f"{q(requested - available)} more needed"
+    )
+    if tree.in_cohort(cq):
+        message += f" (cohort lends at most {q(borrowable)} more)"
+    return Reason(
+        WaitReason.WAITING_FOR_QUOTA,
+        message,
+        {"podSet": pod_set, "flavor": flavor, "resource": resource,
+         "requested": q(requested), "available": q(available),
+         "shortfall": q(requested - available), "nominal": q(nominal), "used": q(used),
+         "borrowingLimit": None if limit is None else q(limit), "borrowable": q(borrowable),
+         "holders": list(holders)},
+    )
+
+
+def waiting_for_preempted(victims: Sequence[str], deadline: datetime | None) -> Reason:
+    names = ", ".join(victims)
+    message = f"waiting for {len(victims)} preempted workload(s) to release quota: {names}"
+    if deadline is not None:
+        message += f" (by {deadline.isoformat()} at the latest)"
+    return Reason(
+        WaitReason.WAITING_FOR_PREEMPTED_WORKLOADS,
+        message,
+        {"victims": list(victims), "deadline": None if deadline is None else deadline.isoformat()},
+    )
+
+
+def pending_evaluation() -> Reason:
+    return Reason(
+        WaitReason.PENDING_EVALUATION,
+        "quota was freed after this workload was evaluated; the next cycle evaluates it again",
+        {},
+    )
+
+
+def plan_reasons(
+    plan: Plan, tree: QuotaTree, holders: HolderLookup
+) -> list[Reason]:
+    """The reasons a plan that is not FIT cannot be admitted now."""
+    out: list[Reason] = []
+    cq = plan.cluster_queue
+    for pod_set in plan.pod_sets:
+        if pod_set.mode is Mode.FIT:
+            continue
+        for resource in pod_set.uncovered:
+            out.append(no_matching_flavor(cq, pod_set.name, {
+                "*": f"no resource group of ClusterQueue {cq} covers {resource}"}))
+        for group in pod_set.groups:
+            matched = [t for t in group.tried if t.mismatch is None]
+            if not matched:
+                out.append(no_matching_flavor(
+                    cq, pod_set.name, {t.flavor: t.mismatch or "" for t in group.tried}))
+                continue
+            chosen = group.chosen
+            if chosen is None:
+                out.append(_exceeds(cq, pod_set.name, matched))
+                continue
+            for check in chosen.checks:
+                if check.mode is Mode.FIT:
+                    continue
+                out.append(waiting_for_quota(
+                    tree, cq, pod_set.name, chosen.flavor, check.resource, check.requested,
+                    holders(cq, (chosen.flavor, check.resource)),
+                ))
+    return out
+
+
+def _exceeds(cq: str, pod_set: str, matched: Sequence[FlavorTry]) -> Reason:
+    # Report the flavor that comes closest, so the number tells how far off the request is.
+    worst = [(c.requested - c.maximum, t.flavor, c) for t in matched for c in t.checks
+             if c.mode is Mode.NO_FIT]
+    _, flavor, check = min(worst, key=lambda item: (item[0], item[1], item[2].resource))
+    return exceeds_max_quota(cq, pod_set, flavor, check.resource, check.requested,
+                             check.maximum)
+
+
+def plan_hints(plan: Plan, tree: QuotaTree, reclaimable: bool) -> list[str]:
+    """Actionable facts for a plan that waits for quota."""
+    hints: list[str] = []
+    cq = plan.cluster_queue
+    short: set[tuple[str, str]] = set()
+    for pod_set in plan.pod_sets:
+        for group in pod_set.groups:
+            chosen = group.chosen
+            for attempt in group.tried:
+                if attempt.mode is Mode.FIT and chosen is not None and chosen.mode < Mode.FIT:
+                    hints.append(f"fits now in flavor {attempt.flavor}")
+            if chosen is not None:
+                short.update((chosen.flavor, c.resource) for c in chosen.checks
+                             if c.mode is not Mode.FIT)
+    for fr in sorted(short):
+        hints.extend(borrower_hints(tree, cq, fr, reclaimable))
+    return list(dict.fromkeys(hints))
+
+
+def borrower_hints(tree: QuotaTree, cq: str, fr: FlavorResource, reclaimable: bool,
+                   limit: int = 3) -> list[str]:
+    """The biggest borrowers of ``fr`` in the ClusterQueue's pool, as hints."""
+    top = sorted((-tree.borrowed(other, fr), other) for other in tree.borrowers(cq, (fr,)))
+    suffix = f" reclaimable by {cq}" if reclaimable else ""
+    return [
+        f"ClusterQueue {other} borrows {format_quantity(-amount, fr[1])} {fr[1]}{suffix}"
+        for amount, other in top[:limit]
+    ]

@@ -1,0 +1,96 @@
+"""What goes into one admission cycle and what comes out (PURE).
+
+``cycle.run_cycle(snapshot, now) -> CycleResult`` is the engine's single entry point; the
+durable loop, the REST what-if and ``berth simulate`` all call it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from quota.model import (
+    ClusterQueue,
+    Cohort,
+    LocalQueue,
+    Namespace,
+    Node,
+    PriorityClass,
+    ResourceFlavor,
+    Topology,
+)
+from quota.reasons import PreemptionCause, WaitReason
+from quota.workload import Admission, Workload
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The ledger as the engine sees it. ``workloads`` holds every unfinished workload:
+    pending ones and those holding quota (Admitted or Evicting, with ``admission`` set)."""
+
+    flavors: Mapping[str, ResourceFlavor] = field(default_factory=dict)
+    cluster_queues: Mapping[str, ClusterQueue] = field(default_factory=dict)
+    cohorts: Mapping[str, Cohort] = field(default_factory=dict)
+    local_queues: Mapping[str, LocalQueue] = field(default_factory=dict)  # "ns/name"
+    priority_classes: Mapping[str, PriorityClass] = field(default_factory=dict)
+    namespaces: Mapping[str, Namespace] = field(default_factory=dict)
+    topologies: Mapping[str, Topology] = field(default_factory=dict)
+    nodes: Mapping[str, Node] = field(default_factory=dict)
+    workloads: Mapping[str, Workload] = field(default_factory=dict)  # "ns/name"
+    fair_sharing: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """One wait reason: code, one sentence with the numbers, structured details."""
+
+    code: WaitReason
+    message: str
+    details: Mapping[str, object] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"code": str(self.code), "message": self.message, "details": dict(self.details)}
+
+
+@dataclass(frozen=True, slots=True)
+class PendingStatus:
+    """Why a workload is still pending, and where it stands."""
+
+    key: str
+    cluster_queue: str | None
+    reasons: tuple[Reason, ...]  # all blocking reasons, primary first
+    hints: tuple[str, ...] = ()
+    position: int | None = None  # 1-based place in its ClusterQueue's pending order
+
+    @property
+    def reason(self) -> Reason:
+        return self.reasons[0]
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionDecision:
+    key: str
+    admission: Admission
+    borrowing: bool  # admitted using quota borrowed from the cohort
+
+
+@dataclass(frozen=True, slots=True)
+class EvictionDecision:
+    """A workload evicted (or asked to checkpoint): a preemption victim of ``preemptor``, or
+    drained by a stopped queue / deactivation (``reason`` says which; ``cause`` is None and
+    ``preemptor`` empty then)."""
+
+    key: str
+    preemptor: str
+    cause: PreemptionCause | None
+    cluster_queue: str
+    reason: str = "Preempted"  # an EvictionReason value
+
+
+@dataclass(frozen=True, slots=True)
+class CycleResult:
+    now: datetime
+    admitted: tuple[AdmissionDecision, ...] = ()
+    evicted: tuple[EvictionDecision, ...] = ()  # in eviction order
+    pending: Mapping[str, PendingStatus] = field(default_factory=dict)

@@ -1,0 +1,122 @@
+"""Workload helpers for the engine (PURE): who holds quota, how much, validity, grace."""
+
+from __future__ import annotations
+
+import heapq
+import re
+from collections.abc import Sequence
+from datetime import timedelta
+
+from quota.tree import FlavorResource
+from quota.workload import Workload, WorkloadState
+
+CHECKPOINT_GRACE = "berth.dev/checkpoint-grace"
+_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+
+
+def holds_quota(workload: Workload) -> bool:
+    """Admitted or still checkpointing after eviction: its admission counts as usage."""
+    return workload.admission is not None and workload.state in (
+        WorkloadState.ADMITTED,
+        WorkloadState.EVICTING,
+    )
+
+
+def is_pending(workload: Workload) -> bool:
+    return workload.state in (WorkloadState.PENDING, WorkloadState.DEACTIVATED)
+
+
+def is_deactivated(workload: Workload) -> bool:
+    return not workload.active or workload.state is WorkloadState.DEACTIVATED
+
+
+def held_usage(workload: Workload) -> dict[FlavorResource, int]:
+    """Total quota the workload holds per (flavor, resource); empty if it holds none."""
+    return workload.admission.usage() if workload.admission is not None else {}
+
+
+def request_problem(workload: Workload) -> str | None:
+    """Why the workload's request is invalid, or None when it is fine."""
+    if not workload.pod_sets:
+        return "the workload has no pod sets"
+    names: set[str] = set()
+    for pod_set in workload.pod_sets:
+        if pod_set.name in names:
+            return f"pod set {pod_set.name} appears twice"
+        names.add(pod_set.name)
+        if pod_set.count < 1:
+            return f"pod set {pod_set.name} has count {pod_set.count}, at least 1 is needed"
+        if pod_set.min_count is not None and not 1 <= pod_set.min_count <= pod_set.count:
+            return (
+                f"pod set {pod_set.name} has minCount {pod_set.min_count}, "
+                f"which must be between 1 and count {pod_set.count}"
+            )
+        for resource, amount in pod_set.requests.items():
+            if amount < 0:
+                return f"pod set {pod_set.name} requests a negative amount of {resource}"
+    return None
+
+
+def checkpoint_grace(workload: Workload) -> timedelta | None:
+    """The checkpoint grace period a victim gets (``berth.dev/checkpoint-grace``), if any."""
+    text = workload.annotations.get(CHECKPOINT_GRACE)
+    if not text:
+        return None
+    match = _DURATION.match(text.strip())
+    if match is None or not any(match.groups()):
+        return None
+    hours, minutes, seconds = (int(group or 0) for group in match.groups())
+    grace = timedelta(hours=hours, minutes=minutes, seconds=seconds)
+    return grace if grace > timedelta(0) else None
+
+
+Shape = tuple[tuple[object, ...], ...]
+
+
+def shape(workload: Workload) -> Shape:
+    """What flavor assignment reads from a workload: equal shapes get equal plans."""
+    return tuple(
+        (
+            p.name, p.count, p.min_count, tuple(sorted(p.requests.items())),
+            tuple(sorted(p.node_selector.items())), p.affinity_terms, p.tolerations,
+        )
+        for p in workload.pod_sets
+    )
+
+
+class Holdings:
+    """Who holds quota in which ClusterQueue; changes as a cycle admits and evicts."""
+
+    def __init__(self) -> None:
+        self.by_queue: dict[str, dict[str, Workload]] = {}
+        self.usage: dict[str, dict[FlavorResource, int]] = {}
+        self.queue_of: dict[str, str] = {}
+        self.evicting: dict[str, int] = {}  # ClusterQueue -> how many are evicting
+
+    def add(self, cq: str, workload: Workload, usage: dict[FlavorResource, int]) -> None:
+        self.by_queue.setdefault(cq, {})[workload.key] = workload
+        self.usage[workload.key] = usage
+        self.queue_of[workload.key] = cq
+        if workload.state is WorkloadState.EVICTING:
+            self.evicting[cq] = self.evicting.get(cq, 0) + 1
+
+    def remove(self, key: str) -> None:
+        cq = self.queue_of.pop(key)
+        workload = self.by_queue[cq].pop(key)
+        del self.usage[key]
+        if workload.state is WorkloadState.EVICTING:
+            self.evicting[cq] -= 1
+
+    def in_queue(self, cq: str) -> list[Workload]:
+        return [self.by_queue[cq][k] for k in sorted(self.by_queue.get(cq, {}))]
+
+    def top(self, cqs: Sequence[str], fr: FlavorResource, limit: int = 5) -> list[str]:
+        """Keys of the workloads holding the most of ``fr`` in ``cqs``, largest first."""
+        usage = self.usage
+        found = [
+            (-amount, key)
+            for cq in cqs
+            for key in self.by_queue.get(cq, ())
+            if (amount := usage[key].get(fr, 0)) > 0
+        ]
+        return [key for _, key in heapq.nsmallest(limit, found)]
