@@ -23,6 +23,9 @@ def install(app: FastAPI) -> None:
     async def request_error(_: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0] if exc.errors() else {}
         field = ".".join(str(p) for p in first.get("loc", ()))
-        body = {"code": "InvalidRequest", "message": str(first.get("msg", "invalid request")),
-                "field": field}
+        body = {
+            "code": "InvalidRequest",
+            "message": str(first.get("msg", "invalid request")),
+            "field": field,
+        }
         return JSONResponse({"error": body}, status_code=422)

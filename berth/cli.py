@@ -52,13 +52,19 @@ def build_parser() -> argparse.ArgumentParser:
     apply = commands.add_parser("apply", help="create or replace objects from manifests")
     _database_flags(apply)
     apply.add_argument(
-        "-f", "--filename", action="append", required=True, metavar="FILE|DIR|-",
+        "-f",
+        "--filename",
+        action="append",
+        required=True,
+        metavar="FILE|DIR|-",
         help="YAML/JSON manifests (repeatable); a folder takes its *.yaml, *.yml, *.json",
     )
 
     get = commands.add_parser("get", help="list objects of a kind, or show one")
     _database_flags(get)
-    get.add_argument("kind", help="e.g. clusterqueues, resourceflavors, localqueues, cohorts, nodes")
+    get.add_argument(
+        "kind", help="e.g. clusterqueues, resourceflavors, localqueues, cohorts, nodes"
+    )
     get.add_argument("name", nargs="?")
     get.add_argument("-n", "--namespace", help="namespace (LocalQueues)")
     get.add_argument("-o", "--output", choices=["table", "yaml", "json"], default="table")

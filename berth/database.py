@@ -1,4 +1,4 @@
-"""Where the ledger lives: the embedded PostgreSQL by default, an external server when a URL is given."""
+"""Where the ledger lives: the embedded PostgreSQL by default, else the server of a URL."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ EMBEDDED_DATABASE = "berth"
 
 
 class Database:
-    """Opens the ledger's database (starting the embedded server if needed) and hands out sessions."""
+    """Opens the ledger's database (starting the embedded server if needed); hands out sessions."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings

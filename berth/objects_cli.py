@@ -124,7 +124,9 @@ def _get(ledger: Ledger, args: argparse.Namespace) -> int:
             items = [i for i in items if getattr(i, "namespace", None) == args.namespace]
     manifests = [to_manifest(item) for item in items]
     if args.output == "json":
-        body = manifests[0] if args.name else {"apiVersion": "v1", "kind": "List", "items": manifests}
+        body = (
+            manifests[0] if args.name else {"apiVersion": "v1", "kind": "List", "items": manifests}
+        )
         print(json.dumps(body, indent=2, sort_keys=False))
     elif args.output == "yaml":
         print(yaml.safe_dump_all(manifests, sort_keys=False), end="")

@@ -16,7 +16,9 @@ def _list(kind: Kind, ledger: LedgerDep) -> dict[str, object]:
     return {"kind": kind.name, "items": [to_manifest(o) for o in ledger.list(kind.name)]}
 
 
-def _one(kind: Kind, ledger: LedgerDep, name: str, namespace: str | None = None) -> dict[str, object]:
+def _one(
+    kind: Kind, ledger: LedgerDep, name: str, namespace: str | None = None
+) -> dict[str, object]:
     obj = ledger.get(kind.name, name, namespace)
     if obj is None:
         shown = f"{namespace}/{name}" if namespace else name
@@ -32,7 +34,7 @@ def get_local_queue(namespace: str, name: str, ledger: LedgerDep) -> dict[str, o
 
 @router.get("/{plural}")
 def list_objects(plural: str, ledger: LedgerDep) -> dict[str, object]:
-    """Every object of a kind: resourceflavors, clusterqueues, cohorts, localqueues, priorityclasses, namespaces, topologies, nodes."""
+    """Every object of a kind (resourceflavors, clusterqueues, cohorts, localqueues, …)."""
     return _list(_kind(plural), ledger)
 
 
@@ -41,7 +43,9 @@ def get_object(plural: str, name: str, ledger: LedgerDep) -> dict[str, object]:
     """One object of a cluster-scoped kind."""
     kind = _kind(plural)
     if kind.namespaced:
-        raise NotFound(f"{kind.name} is namespaced: use /api/v1/{kind.plural}/{{namespace}}/{{name}}")
+        raise NotFound(
+            f"{kind.name} is namespaced: use /api/v1/{kind.plural}/{{namespace}}/{{name}}"
+        )
     return _one(kind, ledger, name)
 
 
@@ -49,5 +53,7 @@ def _kind(plural: str) -> Kind:
     for kind in KINDS:
         if kind.plural == plural:
             return kind
-    raise NotFound(f"no such resource {plural!r}; expected one of: {', '.join(k.plural for k in KINDS)}",
-                   field="path")
+    raise NotFound(
+        f"no such resource {plural!r}; expected one of: {', '.join(k.plural for k in KINDS)}",
+        field="path",
+    )

@@ -227,8 +227,12 @@ def _create_workloads() -> None:
         _jsonb("labels"),
         _jsonb("annotations"),
         _text("reason_code", nullable=True),
-        sa.Column("reasons", postgresql.JSONB(), server_default=sa.text("'[]'::jsonb"), nullable=False),
-        sa.Column("hints", postgresql.JSONB(), server_default=sa.text("'[]'::jsonb"), nullable=False),
+        sa.Column(
+            "reasons", postgresql.JSONB(), server_default=sa.text("'[]'::jsonb"), nullable=False
+        ),
+        sa.Column(
+            "hints", postgresql.JSONB(), server_default=sa.text("'[]'::jsonb"), nullable=False
+        ),
         sa.Column("queue_position", sa.Integer(), nullable=True),
         _at("evaluated_at", nullable=True),
         sa.Column("version", sa.Integer(), server_default=sa.text("1"), nullable=False),
