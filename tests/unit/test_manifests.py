@@ -37,7 +37,7 @@ from quota.model import (
 )
 
 KUEUE = "kueue.x-k8s.io/v1beta1"
-GPU_POOL = Path(__file__).parents[2] / ".." / "shared" / "examples" / "gpu-pool.yaml"
+GPU_POOL = Path(__file__).parents[2] / "examples" / "gpu-pool.yaml"
 GIB = 2**30 * 1000
 QUOTA_0 = "spec.resourceGroups[0].flavors[0].resources[0]"
 
