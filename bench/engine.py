@@ -1,7 +1,10 @@
 """Benchmark one admission cycle: 1,000 ClusterQueues in 10 cohorts, 50,000 pending workloads.
 
-Run: ``python bench/engine.py [--queues N] [--workloads N] [--profile]``. Prints decisions
-per second and the best-of-3 cycle time in milliseconds.
+Run: ``python bench/engine.py [--queues N] [--workloads N] [--profile [--sort tottime]]``.
+Prints the snapshot shape, the best-of-3 cycle time (wall clock, and CPU time of this
+process, which a busy machine disturbs less), decisions per second, the admitted and
+pending counts, and the issue's target (200 ms) with PASS/MISS. Figures only: it never
+fails.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from quota.model import (
 )
 from quota.workload import PodSet, Workload
 
+TARGET_MS = 200  # the issue's goal for the default shape, on one core
 GPU = "nvidia.com/gpu"
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 FLAVORS = ("h100", "a100")
@@ -94,18 +98,25 @@ def main() -> None:
         profiler.runcall(run_cycle, snapshot, now)
         pstats.Stats(profiler).sort_stats(args.sort).print_stats(30)
         return
-    best = float("inf")
+    best = best_cpu = float("inf")
     result = None
     for _ in range(3):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         result = run_cycle(snapshot, now)
         best = min(best, time.perf_counter() - start)
-    assert result is not None
+        best_cpu = min(best_cpu, time.process_time() - start_cpu)
+    if result is None:  # pragma: no cover - the loop runs three times
+        return
     decisions = len(result.admitted) + len(result.evicted) + len(result.pending)
-    print(f"queues={args.queues} workloads={args.workloads} admitted={len(result.admitted)} "
-          f"evicted={len(result.evicted)} pending={len(result.pending)}")
-    print(f"cycle {best * 1000:.0f} ms, {decisions / best:,.0f} decisions/s")
-
+    ms = best * 1000
+    print(f"snapshot: {args.queues} ClusterQueues in {args.cohorts} cohorts, "
+          f"{args.workloads} workloads")
+    print(f"cycle: {ms:.0f} ms wall, {best_cpu * 1000:.0f} ms CPU (best of 3), "
+          f"{decisions / best:,.0f} decisions/s")
+    print(f"admitted={len(result.admitted)} evicted={len(result.evicted)} "
+          f"pending={len(result.pending)}")
+    verdict = "PASS" if ms < TARGET_MS else "MISS"
+    print(f"target: {TARGET_MS} ms -> {verdict} ({ms / TARGET_MS:.1f}x the target)")
 
 if __name__ == "__main__":
     main()

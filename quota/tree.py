@@ -100,7 +100,13 @@ class QuotaTree:
             self._root_of[name] = top
         # Bumped on every usage change inside a root pool: lets callers cache by state.
         self._versions: dict[int, int] = {}
-        self._borrowers: dict[tuple[str, tuple[FlavorResource, ...], int], list[str]] = {}
+        # Pool-wide answers, memoised per pool version: one scan serves all its members.
+        self._borrowers: dict[tuple[int, tuple[FlavorResource, ...], int], list[str]] = {}
+        self._ranking: dict[tuple[int, FlavorResource, int], list[tuple[int, str]]] = {}
+        # (queue, fr) -> (pool version, available): flavor assignment asks the same
+        # question for every pending workload while the pool does not change.
+        self._available: dict[tuple[str, FlavorResource], tuple[int, int]] = {}
+        self._potential: dict[tuple[str, FlavorResource], int] = {}  # usage-independent
 
     def _cohort(self, name: str, cohorts: Mapping[str, Cohort]) -> _Node:
         node = self._cohorts.get(name)
@@ -160,34 +166,59 @@ class QuotaTree:
         """The other ClusterQueues of the pool using more than nominal of any of ``frs``
         (memoised per pool version; do not modify the list)."""
         wanted = tuple(frs)
-        key = (cq, wanted, self.version(cq))
-        cached = self._borrowers.get(key)
-        if cached is not None:
-            return cached
-        out: list[str] = []
-        for name in self.members(cq):
-            if name == cq:
-                continue
-            node = self._queues[name]
-            usage, limits = node.usage, node.limits
-            for fr in wanted:
-                used = usage.get(fr, 0)
-                if used and used > limits.get(fr, _NO_LIMITS).nominal:
-                    out.append(name)
-                    break
-        self._borrowers[key] = out
-        return out
+        root = id(self._root_of[cq])
+        key = (root, wanted, self._versions.get(root, 0))
+        pool = self._borrowers.get(key)
+        if pool is None:
+            pool = []
+            for name in self.members(cq):
+                node = self._queues[name]
+                usage, limits = node.usage, node.limits
+                for fr in wanted:
+                    used = usage.get(fr, 0)
+                    if used and used > limits.get(fr, _NO_LIMITS).nominal:
+                        pool.append(name)
+                        break
+            self._borrowers[key] = pool
+        return [name for name in pool if name != cq] if cq in pool else pool
+
+    def borrowed_ranking(self, cq: str, fr: FlavorResource) -> list[tuple[int, str]]:
+        """``(-borrowed, name)`` of every pool member borrowing ``fr``, most first, the
+        ClusterQueue itself included (memoised per pool version; do not modify the list)."""
+        root = id(self._root_of[cq])
+        key = (root, fr, self._versions.get(root, 0))
+        ranking = self._ranking.get(key)
+        if ranking is None:
+            ranking = sorted((-amount, name) for name in self.members(cq)
+                             if (amount := self.borrowed(name, fr)) > 0)
+            self._ranking[key] = ranking
+        return ranking
 
     def in_cohort(self, cq: str) -> bool:
         return self._queues[cq].parent is not None
 
     def available(self, cq: str, fr: FlavorResource) -> int:
         """What the ClusterQueue could take of ``fr`` right now (own unused + borrowable)."""
-        return max(0, _available(self._queues[cq], fr))
+        version = self._versions.get(id(self._root_of[cq]), 0)
+        cached = self._available.get((cq, fr))
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        value = max(0, _available(self._queues[cq], fr))
+        self._available[(cq, fr)] = (version, value)
+        return value
+
+    def measure(self, cq: str, fr: FlavorResource) -> tuple[int, int, int, int]:
+        """``(available, potential, usage, nominal)`` in one call, for flavor assignment."""
+        node = self._queues[cq]
+        return (self.available(cq, fr), self.potential(cq, fr), node.usage.get(fr, 0),
+                node.limits.get(fr, _NO_LIMITS).nominal)
 
     def potential(self, cq: str, fr: FlavorResource) -> int:
         """The most of ``fr`` the ClusterQueue could ever hold if nothing else used any."""
-        return _potential(self._queues[cq], fr)
+        value = self._potential.get((cq, fr))
+        if value is None:
+            value = self._potential[(cq, fr)] = _potential(self._queues[cq], fr)
+        return value
 
     def lendable(self, cq: str, fr: FlavorResource) -> int:
         """The pool the ClusterQueue's cohort could lend for ``fr`` (0 outside a cohort)."""

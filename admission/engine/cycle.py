@@ -8,6 +8,7 @@ workloads as fit, across and within ClusterQueues.
 
 from __future__ import annotations
 
+import gc
 import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -16,7 +17,7 @@ from datetime import datetime
 from admission.engine import reasons
 from admission.engine.checks import drain_reason, inactive_queues, static_reasons
 from admission.engine.fairshare import dominant_share
-from admission.engine.flavors import Mode, Plan, assign
+from admission.engine.flavors import Assigner, Mode, Plan
 from admission.engine.ordering import CohortKey, queue_key
 from admission.engine.preemption import Search, Victim, can_preempt, find_victims
 from admission.engine.types import (
@@ -52,7 +53,17 @@ _PERMANENT = frozenset({WaitReason.NO_MATCHING_FLAVOR, WaitReason.EXCEEDS_MAX_QU
 
 def run_cycle(snapshot: Snapshot, now: datetime) -> CycleResult:
     """Decide one admission cycle over ``snapshot`` at time ``now``."""
-    return _Cycle(snapshot, now).run()
+    # A cycle allocates hundreds of thousands of small acyclic values (plans, reasons) that
+    # live until it ends; each of them re-triggers the cyclic collector, which then walks
+    # the whole snapshot again and again (half the time of a 50,000-workload cycle). No
+    # cycle is created here, so collection waits until the result is out.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _Cycle(snapshot, now).run()
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @dataclass(slots=True)
@@ -74,20 +85,36 @@ class _Cycle:
             snapshot.cohorts,
         )
         self.inactive = inactive_queues(snapshot, self.tree)
+        self.open_holders: dict[str, int] = {}
+        self.assigner = Assigner(self.tree, snapshot.flavors)
         self.holdings = Holdings()
         self.admitted: list[AdmissionDecision] = []
         self.evicted: list[EvictionDecision] = []
         self.waiting: dict[str, _Waiting] = {}
         self.fresh: set[str] = set()
-        self.shapes: dict[str, Shape] = {}
-        self.plans: dict[tuple[str, Shape, int], Plan] = {}
+        # Workload key -> a small number per distinct shape: cache keys hash an int instead
+        # of re-hashing a nested tuple on every lookup.
+        self.shapes: dict[str, int] = {}
+        self.shape_ids: dict[Shape, int] = {}
+        # Plans keyed by what assignment reads of the pool: the queue's own (available,
+        # used) per quota it names. Admissions elsewhere in a full cohort change the pool
+        # version but rarely this view, so most plans survive them.
+        self.plans: dict[tuple[str, int, tuple[int, ...]], Plan] = {}
+        self.views: dict[str, tuple[int, tuple[int, ...]]] = {}
+        self.view_keys = {
+            name: tuple((quotas.flavor, resource) for group in cq.resource_groups
+                        for quotas in group.flavors for resource in group.covered_resources)
+            for name, cq in snapshot.cluster_queues.items()
+        }
         # (queue, pool version, needed quota keys) -> (priority, created, amounts) that failed
         self.no_victims: dict[
             tuple[str, int, tuple[object, ...]], list[tuple[int, datetime, tuple[int, ...]]]
         ] = {}
         self.holder_cache: dict[tuple[str, tuple[str, str], int], list[str]] = {}
-        self.no_partial: set[tuple[str, Shape, int]] = set()
-        self.parked: dict[tuple[str, Shape, int], tuple[list[Reason], list[str]]] = {}
+        self.no_partial: set[tuple[str, int, int]] = set()
+        self.parked: dict[tuple[str, int, int], tuple[list[Reason], list[str]]] = {}
+        self.reason_memo: dict[object, Reason] = {}
+        self.hint_memo: dict[object, list[str]] = {}
         self.search = Search(self.tree, self.queues, self.holdings, self.fresh,
                              snapshot.fair_sharing)
         for key in sorted(snapshot.workloads):
@@ -101,6 +128,7 @@ class _Cycle:
 
     def run(self) -> CycleResult:
         self._drain()
+        self.open_holders = self._open_holders()
         pending = self._classify()
         self._admit(pending)
         return CycleResult(
@@ -125,6 +153,15 @@ class _Cycle:
                 self.holdings.remove(key)
                 self.evicted.append(EvictionDecision(key, "", None, cq, why))
 
+    def _open_holders(self) -> dict[str, int]:
+        """Holders a victim search could pick, per pool: those admitted in this cycle or
+        already chosen are protected, so a pool without any needs no search at all."""
+        out: dict[str, int] = {}
+        for cq in self.holdings.queue_of.values():
+            root = self.tree.root(cq)
+            out[root] = out.get(root, 0) + 1
+        return out
+
     def _classify(self) -> dict[str, list[Workload]]:
         """Split pending workloads into per-queue lists; record what holds the rest back."""
         queued: dict[str, list[Workload]] = {}
@@ -138,7 +175,7 @@ class _Cycle:
                 continue
             if (cq_name is not None and cq_name in self.queues
                     and cq_name not in self.inactive and request_problem(workload) is None):
-                plan = assign(self.queues[cq_name], workload, self.tree, self.snapshot.flavors)
+                plan = self.assigner.assign(self.queues[cq_name], workload)
                 held += [r for r in self._plan_reasons(plan) if r.code in _PERMANENT]
             self.waiting[key] = _Waiting(cq_name, held)
         for workloads in queued.values():
@@ -149,48 +186,57 @@ class _Cycle:
 
     def _admit(self, queued: dict[str, list[Workload]]) -> None:
         heap: list[tuple[CohortKey, bool, str]] = []
+        # Per queue: each workload with its shape and optimistic cohort key, computed once.
+        entries = {
+            name: [(w, self._shape(w), (False, 0, -w.priority, w.created_at, w.key))
+                   for w in workloads]
+            for name, workloads in queued.items()
+        }
         index = dict.fromkeys(queued, 0)
         for name in sorted(queued):
-            head = queued[name][0]
-            heapq.heappush(heap, ((False, 0, -head.priority, head.created_at, head.key),
-                                  False, name))
+            heapq.heappush(heap, (entries[name][0][2], False, name))
+        push, pop = heapq.heappush, heapq.heappop
         while heap:
-            key, requeued, name = heapq.heappop(heap)
+            key, requeued, name = pop(heap)
             cq = self.queues[name]
-            workload = queued[name][index[name]]
-            plan = self._plan(cq, workload)
+            mine = entries[name]
+            at = index[name]
+            workload, shape_, _ = mine[at]
+            plan = self._plan(cq, workload, shape_)
             if not requeued:
-                actual = self._cohort_key(cq, workload, plan)
+                actual = self._cohort_key(cq, workload, plan, key)
                 if actual > key:
-                    heapq.heappush(heap, (actual, True, name))
+                    push(heap, (actual, True, name))
                     continue
-            blocking = self._decide(cq, workload, plan)
-            index[name] += 1
-            rest = queued[name][index[name]:]
+            blocking = self._decide(cq, workload, plan, shape_)
+            at = index[name] = at + 1
             if blocking and cq.queueing_strategy is QueueingStrategy.STRICT_FIFO:
-                for behind in rest:
+                for behind, _, _ in mine[at:]:
                     self._block(cq, behind, workload.key)
                 continue
-            if rest:
-                head = rest[0]
-                heapq.heappush(heap, ((False, 0, -head.priority, head.created_at, head.key),
-                                      False, name))
+            if at < len(mine):
+                push(heap, (mine[at][2], False, name))
 
-    def _cohort_key(self, cq: ClusterQueue, workload: Workload, plan: Plan) -> CohortKey:
+    def _cohort_key(
+        self, cq: ClusterQueue, workload: Workload, plan: Plan, optimistic: CohortKey
+    ) -> CohortKey:
+        if not plan.borrows:
+            return optimistic  # (False, 0, ...): the key it was queued with
         share = 0
-        if self.snapshot.fair_sharing and plan.borrows:
+        if self.snapshot.fair_sharing:
             share = dominant_share(self.tree, cq.name, cq.fair_sharing_weight, plan.usage)
-        return (plan.borrows, share, -workload.priority, workload.created_at, workload.key)
+        return (True, share, -workload.priority, workload.created_at, workload.key)
 
-    def _decide(self, cq: ClusterQueue, workload: Workload, plan: Plan) -> bool:
+    def _decide(self, cq: ClusterQueue, workload: Workload, plan: Plan, shape_: int) -> bool:
         """Admit, preempt for, or park ``workload``; True when it waits at the head."""
         if plan.mode is Mode.FIT:
             self._grant(workload, plan)
             return False
         # Failures are cached by shape and pool state: in a full cohort most pending
         # workloads repeat a few shapes, and nothing changes between them.
-        state = (cq.name, self._shape(workload), self.tree.version(cq.name))
-        if (plan.mode is Mode.PREEMPT and (can_preempt(cq) or self._any_evicting(cq))
+        state = (cq.name, shape_, self.tree.version(cq.name))
+        if (plan.mode is Mode.PREEMPT and self.open_holders.get(self.tree.root(cq.name))
+                and (can_preempt(cq) or self._any_evicting(cq))
                 and not self._known_hopeless(cq, workload, plan)):
             victims = find_victims(self.search, cq, workload, plan)
             if victims:
@@ -210,15 +256,17 @@ class _Cycle:
     def _quota_reasons(
         self, cq: ClusterQueue, workload: Workload
     ) -> tuple[list[Reason], list[str]]:
-        plan = self._plan(cq, workload)
-        state = (cq.name, self._shape(workload), self.tree.version(cq.name))
+        shape_ = self._shape(workload)
+        plan = self._plan(cq, workload, shape_)
+        state = (cq.name, shape_, self.tree.version(cq.name))
         parked = self.parked.get(state)
         if parked is None:
             if plan.mode is Mode.FIT:
                 # Room was freed after it was evaluated; the next cycle takes it.
                 parked = ([reasons.pending_evaluation()], [])
             else:
-                hints = reasons.plan_hints(plan, self.tree, self._reclaimable(cq, plan))
+                hints = reasons.plan_hints(plan, self.tree, self._reclaimable(cq, plan),
+                                           self.hint_memo)
                 parked = (self._plan_reasons(plan), hints)
             self.parked[state] = parked
         return parked
@@ -248,17 +296,30 @@ class _Cycle:
                 return True
         return False
 
-    def _shape(self, workload: Workload) -> Shape:
-        found = self.shapes.get(workload.key)
+    def _shape(self, workload: Workload) -> int:
+        key = workload.key
+        found = self.shapes.get(key)
         if found is None:
-            found = self.shapes[workload.key] = shape(workload)
+            found = self.shape_ids.setdefault(shape(workload), len(self.shape_ids))
+            self.shapes[key] = found
         return found
 
-    def _plan(self, cq: ClusterQueue, workload: Workload) -> Plan:
-        state = (cq.name, self._shape(workload), self.tree.version(cq.name))
+    def _view(self, name: str) -> tuple[int, ...]:
+        version = self.tree.version(name)
+        cached = self.views.get(name)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        tree = self.tree
+        view = tuple(value for fr in self.view_keys[name]
+                     for value in (tree.available(name, fr), tree.usage(name, fr)))
+        self.views[name] = (version, view)
+        return view
+
+    def _plan(self, cq: ClusterQueue, workload: Workload, shape_: int) -> Plan:
+        state = (cq.name, shape_, self._view(cq.name))
         plan = self.plans.get(state)
         if plan is None:
-            plan = assign(cq, workload, self.tree, self.snapshot.flavors)
+            plan = self.assigner.assign(cq, workload)
             self.plans[state] = plan
         return plan
 
@@ -277,8 +338,11 @@ class _Cycle:
     def _preempt(self, cq: ClusterQueue, workload: Workload, victims: Sequence[Victim]) -> bool:
         waiting_on: list[str] = []
         deadline: datetime | None = None
+        root = self.tree.root(cq.name)
         for victim in victims:
             key = victim.workload.key
+            # Every victim is now evicted or waited for: protected from later searches.
+            self.open_holders[root] -= 1
             if victim.evicting:
                 waiting_on.append(key)
                 continue
@@ -298,7 +362,7 @@ class _Cycle:
             waiting_on.append(key)
             deadline = max(deadline, self.now + grace) if deadline else self.now + grace
         if not waiting_on:
-            plan = assign(cq, workload, self.tree, self.snapshot.flavors)
+            plan = self.assigner.assign(cq, workload)
             if plan.mode is Mode.FIT:
                 self._grant(workload, plan)
                 return False
@@ -319,8 +383,7 @@ class _Cycle:
             counts[pod_set.name] = pod_set.min_count or pod_set.count
 
         def fits() -> bool:
-            return assign(cq, workload, self.tree, self.snapshot.flavors,
-                          counts).mode is Mode.FIT
+            return self.assigner.assign(cq, workload, counts).mode is Mode.FIT
 
         if not fits():
             return None
@@ -333,7 +396,7 @@ class _Cycle:
                 else:
                     high = counts[pod_set.name] - 1
             counts[pod_set.name] = low
-        return assign(cq, workload, self.tree, self.snapshot.flavors, counts)
+        return self.assigner.assign(cq, workload, counts)
 
     def _block(self, cq: ClusterQueue, workload: Workload, head: str) -> None:
         self.waiting[workload.key] = _Waiting(cq.name, [], blocked_by=head, quota=True)
@@ -341,7 +404,7 @@ class _Cycle:
     # --- reasons -------------------------------------------------------------------------
 
     def _plan_reasons(self, plan: Plan) -> list[Reason]:
-        return reasons.plan_reasons(plan, self.tree, self._holders)
+        return reasons.plan_reasons(plan, self.tree, self._holders, self.reason_memo)
 
     def _holders(self, cq: str, fr: tuple[str, str]) -> list[str]:
         key = (self.tree.root(cq), fr, self.tree.version(cq))

@@ -123,111 +123,139 @@ def assign(
     counts: Mapping[str, int] | None = None,
 ) -> Plan:
     """Assign flavors to every pod set of ``workload`` at ``counts`` pods (default: all)."""
-    taken: dict[FlavorResource, int] = {}
-    plans: list[PodSetPlan] = []
-    for pod_set in workload.pod_sets:
-        count = pod_set.count if counts is None else counts.get(pod_set.name, pod_set.count)
-        plans.append(_assign_pod_set(cq, pod_set, count, tree, flavors, taken))
-    mode = min((p.mode for p in plans), default=Mode.FIT)
-    return Plan(cq.name, tuple(plans), mode, any(p.borrows for p in plans), taken)
+    return Assigner(tree, flavors).assign(cq, workload, counts)
 
 
-def _assign_pod_set(
-    cq: ClusterQueue,
-    pod_set: PodSet,
-    count: int,
-    tree: QuotaTree,
-    flavors: Mapping[str, ResourceFlavor],
-    taken: dict[FlavorResource, int],
-) -> PodSetPlan:
-    wanted = {r: a * count for r, a in pod_set.requests.items() if a > 0}
-    covered: set[str] = set()
-    groups: list[GroupChoice] = []
-    chosen_flavors: dict[str, str] = {}
-    mode, borrows = Mode.FIT, False
-    for group in cq.resource_groups:
-        resources = tuple(r for r in group.covered_resources if r in wanted)
-        covered.update(group.covered_resources)
-        if not resources:
-            continue
-        choice = _choose(cq, group, resources, pod_set, wanted, tree, flavors, taken)
-        groups.append(choice)
-        if choice.chosen is None:
+class Assigner:
+    """Flavor assignment over one quota tree, remembering what does not depend on usage
+    (which flavors a pod set's constraints match): a cycle assigns tens of thousands of
+    workloads that repeat a handful of node selectors."""
+
+    __slots__ = ("flavors", "mismatches", "tree")
+
+    def __init__(self, tree: QuotaTree, flavors: Mapping[str, ResourceFlavor]) -> None:
+        self.tree = tree
+        self.flavors = flavors
+        self.mismatches: dict[tuple[str, object], str | None] = {}
+
+    def assign(
+        self, cq: ClusterQueue, workload: Workload, counts: Mapping[str, int] | None = None
+    ) -> Plan:
+        """Assign flavors to every pod set of ``workload`` at ``counts`` pods (default: all)."""
+        taken: dict[FlavorResource, int] = {}
+        plans: list[PodSetPlan] = []
+        mode, borrows = Mode.FIT, False
+        for pod_set in workload.pod_sets:
+            count = pod_set.count if counts is None else counts.get(pod_set.name, pod_set.count)
+            plan = self._pod_set(cq, pod_set, count, taken)
+            plans.append(plan)
+            mode = min(mode, plan.mode)
+            borrows = borrows or plan.borrows
+        return Plan(cq.name, tuple(plans), mode, borrows, taken)
+
+    def _mismatch(self, flavor: str, pod_set: PodSet) -> str | None:
+        constraints: object = ()
+        if pod_set.node_selector or pod_set.affinity_terms or pod_set.tolerations:
+            constraints = (tuple(sorted(pod_set.node_selector.items())),
+                           pod_set.affinity_terms, pod_set.tolerations)
+        key = (flavor, constraints)
+        try:
+            return self.mismatches[key]
+        except KeyError:
+            found = self.mismatches[key] = flavor_mismatch(self.flavors[flavor], pod_set)
+            return found
+
+    def _pod_set(
+        self, cq: ClusterQueue, pod_set: PodSet, count: int, taken: dict[FlavorResource, int]
+    ) -> PodSetPlan:
+        wanted = {r: a * count for r, a in pod_set.requests.items() if a > 0}
+        covered: set[str] = set()
+        groups: list[GroupChoice] = []
+        chosen_flavors: dict[str, str] = {}
+        mode, borrows = Mode.FIT, False
+        for group in cq.resource_groups:
+            resources = tuple(r for r in group.covered_resources if r in wanted)
+            covered.update(group.covered_resources)
+            if not resources:
+                continue
+            choice = self._choose(cq, group, resources, pod_set, wanted, taken)
+            groups.append(choice)
+            chosen = choice.chosen
+            if chosen is None:
+                mode = Mode.NO_FIT
+                continue
+            if chosen.mode < mode:
+                mode = chosen.mode
+            borrows = borrows or chosen.borrows
+            flavor = chosen.flavor
+            for resource in resources:
+                chosen_flavors[resource] = flavor
+                fr = (flavor, resource)
+                taken[fr] = taken.get(fr, 0) + wanted[resource]
+        uncovered = tuple(sorted(r for r in wanted if r not in covered))
+        if uncovered:
             mode = Mode.NO_FIT
-            continue
-        mode = min(mode, choice.chosen.mode)
-        borrows = borrows or choice.chosen.borrows
+        usage = {r: wanted[r] for r in chosen_flavors}
+        return PodSetPlan(
+            pod_set.name, count, uncovered, tuple(groups), mode, borrows, chosen_flavors, usage
+        )
+
+    def _choose(
+        self,
+        cq: ClusterQueue,
+        group: ResourceGroup,
+        resources: tuple[str, ...],
+        pod_set: PodSet,
+        wanted: Mapping[str, int],
+        taken: Mapping[FlavorResource, int],
+    ) -> GroupChoice:
+        tried: list[FlavorTry] = []
+        best: FlavorTry | None = None
+        for quotas in group.flavors:
+            mismatch = self._mismatch(quotas.flavor, pod_set)
+            if mismatch is not None:
+                tried.append(FlavorTry(quotas.flavor, mismatch))
+                continue
+            attempt = self._measure(cq.name, quotas.flavor, resources, wanted, taken)
+            tried.append(attempt)
+            if attempt.mode is Mode.NO_FIT:
+                continue
+            if best is None or attempt.rank > best.rank:
+                best = attempt
+            if not _try_next(attempt, cq.flavor_fungibility):
+                break
+        return GroupChoice(resources, tuple(tried), best)
+
+    def _measure(
+        self,
+        cq: str,
+        flavor: str,
+        resources: tuple[str, ...],
+        wanted: Mapping[str, int],
+        taken: Mapping[FlavorResource, int],
+    ) -> FlavorTry:
+        checks: list[ResourceCheck] = []
+        mode, borrows = Mode.FIT, False
+        measure = self.tree.measure
         for resource in resources:
-            chosen_flavors[resource] = choice.chosen.flavor
-            fr = (choice.chosen.flavor, resource)
-            taken[fr] = taken.get(fr, 0) + wanted[resource]
-    uncovered = tuple(sorted(r for r in wanted if r not in covered))
-    if uncovered:
-        mode = Mode.NO_FIT
-    usage = {r: wanted[r] for r in chosen_flavors}
-    return PodSetPlan(
-        pod_set.name, count, uncovered, tuple(groups), mode, borrows, chosen_flavors, usage
-    )
-
-
-def _choose(
-    cq: ClusterQueue,
-    group: ResourceGroup,
-    resources: tuple[str, ...],
-    pod_set: PodSet,
-    wanted: Mapping[str, int],
-    tree: QuotaTree,
-    flavors: Mapping[str, ResourceFlavor],
-    taken: Mapping[FlavorResource, int],
-) -> GroupChoice:
-    tried: list[FlavorTry] = []
-    best: FlavorTry | None = None
-    for quotas in group.flavors:
-        flavor = flavors[quotas.flavor]
-        mismatch = flavor_mismatch(flavor, pod_set)
-        if mismatch is not None:
-            tried.append(FlavorTry(quotas.flavor, mismatch))
-            continue
-        attempt = _measure(cq.name, quotas.flavor, resources, wanted, tree, taken)
-        tried.append(attempt)
-        if attempt.mode is Mode.NO_FIT:
-            continue
-        if best is None or attempt.rank > best.rank:
-            best = attempt
-        if not _try_next(attempt, cq.flavor_fungibility):
-            break
-    return GroupChoice(resources, tuple(tried), best)
+            fr = (flavor, resource)
+            requested = taken.get(fr, 0) + wanted[resource]
+            available, maximum, used, nominal = measure(cq, fr)
+            if requested <= available:
+                this = Mode.FIT
+            elif requested <= maximum:
+                this = Mode.PREEMPT
+            else:
+                this = Mode.NO_FIT
+            lends = used + requested > nominal
+            checks.append(ResourceCheck(resource, requested, available, maximum, this, lends))
+            if this < mode:
+                mode = this
+            borrows = borrows or lends
+        return FlavorTry(flavor, None, tuple(checks), mode, borrows)
 
 
 def _try_next(attempt: FlavorTry, fungibility: FlavorFungibility) -> bool:
     if attempt.mode is Mode.FIT:
         return attempt.borrows and fungibility.when_can_borrow is WhenCanBorrow.TRY_NEXT_FLAVOR
     return fungibility.when_can_preempt is WhenCanPreempt.TRY_NEXT_FLAVOR
-
-
-def _measure(
-    cq: str,
-    flavor: str,
-    resources: tuple[str, ...],
-    wanted: Mapping[str, int],
-    tree: QuotaTree,
-    taken: Mapping[FlavorResource, int],
-) -> FlavorTry:
-    checks: list[ResourceCheck] = []
-    mode, borrows = Mode.FIT, False
-    for resource in resources:
-        fr = (flavor, resource)
-        requested = taken.get(fr, 0) + wanted[resource]
-        available = tree.available(cq, fr)
-        maximum = tree.potential(cq, fr)
-        if requested <= available:
-            this = Mode.FIT
-        elif requested <= maximum:
-            this = Mode.PREEMPT
-        else:
-            this = Mode.NO_FIT
-        lends = tree.usage(cq, fr) + requested > tree.nominal(cq, fr)
-        checks.append(ResourceCheck(resource, requested, available, maximum, this, lends))
-        mode = min(mode, this)
-        borrows = borrows or lends
-    return FlavorTry(flavor, None, tuple(checks), mode, borrows)

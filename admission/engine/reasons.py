@@ -121,9 +121,12 @@ def pending_evaluation() -> Reason:
 
 
 def plan_reasons(
-    plan: Plan, tree: QuotaTree, holders: HolderLookup
+    plan: Plan, tree: QuotaTree, holders: HolderLookup, memo: dict[object, Reason] | None = None
 ) -> list[Reason]:
-    """The reasons a plan that is not FIT cannot be admitted now."""
+    """The reasons a plan that is not FIT cannot be admitted now. ``memo`` shares equal
+    reasons while the pool does not change: a queue's pending workloads request a few
+    distinct amounts, and each WaitingForQuota costs a dozen formatted quantities."""
+    memo = {} if memo is None else memo
     out: list[Reason] = []
     cq = plan.cluster_queue
     for pod_set in plan.pod_sets:
@@ -145,10 +148,15 @@ def plan_reasons(
             for check in chosen.checks:
                 if check.mode is Mode.FIT:
                     continue
-                out.append(waiting_for_quota(
-                    tree, cq, pod_set.name, chosen.flavor, check.resource, check.requested,
-                    holders(cq, (chosen.flavor, check.resource)),
-                ))
+                key = (cq, pod_set.name, chosen.flavor, check.resource, check.requested,
+                       tree.version(cq))
+                found = memo.get(key)
+                if found is None:
+                    found = memo[key] = waiting_for_quota(
+                        tree, cq, pod_set.name, chosen.flavor, check.resource,
+                        check.requested, holders(cq, (chosen.flavor, check.resource)),
+                    )
+                out.append(found)
     return out
 
 
@@ -161,8 +169,13 @@ def _exceeds(cq: str, pod_set: str, matched: Sequence[FlavorTry]) -> Reason:
                              check.maximum)
 
 
-def plan_hints(plan: Plan, tree: QuotaTree, reclaimable: bool) -> list[str]:
-    """Actionable facts for a plan that waits for quota."""
+def plan_hints(
+    plan: Plan, tree: QuotaTree, reclaimable: bool,
+    memo: dict[object, list[str]] | None = None,
+) -> list[str]:
+    """Actionable facts for a plan that waits for quota (``memo``: borrower hints shared
+    while the pool does not change)."""
+    memo = {} if memo is None else memo
     hints: list[str] = []
     cq = plan.cluster_queue
     short: set[tuple[str, str]] = set()
@@ -176,14 +189,18 @@ def plan_hints(plan: Plan, tree: QuotaTree, reclaimable: bool) -> list[str]:
                 short.update((chosen.flavor, c.resource) for c in chosen.checks
                              if c.mode is not Mode.FIT)
     for fr in sorted(short):
-        hints.extend(borrower_hints(tree, cq, fr, reclaimable))
+        key = (cq, fr, reclaimable, tree.version(cq))
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = borrower_hints(tree, cq, fr, reclaimable)
+        hints.extend(found)
     return list(dict.fromkeys(hints))
 
 
 def borrower_hints(tree: QuotaTree, cq: str, fr: FlavorResource, reclaimable: bool,
                    limit: int = 3) -> list[str]:
     """The biggest borrowers of ``fr`` in the ClusterQueue's pool, as hints."""
-    top = sorted((-tree.borrowed(other, fr), other) for other in tree.borrowers(cq, (fr,)))
+    top = [item for item in tree.borrowed_ranking(cq, fr) if item[1] != cq]
     suffix = f" reclaimable by {cq}" if reclaimable else ""
     return [
         f"ClusterQueue {other} borrows {format_quantity(-amount, fr[1])} {fr[1]}{suffix}"

@@ -1,0 +1,159 @@
+"""The cycle's shortcuts decide exactly what plain evaluation decides: plans cached by the
+queue's quota view, shared reasons and hints, victim searches skipped in pools without
+open holders, and the quota tree's memoised answers."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from datetime import datetime
+
+import pytest
+from builders import GPU, T0, M, admitted, at, cq, snapshot, wl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_properties import apply, pending, queues, summary
+
+from admission.engine import cycle
+from admission.engine.cycle import _Cycle, run_cycle
+from admission.engine.flavors import Assigner, Plan
+from admission.engine.types import CycleResult, Snapshot
+from quota import tree as tree_module
+from quota.model import ClusterQueue, Preemption, ReclaimWithinCohort, WithinClusterQueue
+from quota.reasons import WaitReason
+from quota.tree import QuotaTree
+from quota.workload import Workload
+
+
+class _NoMemo(dict[object, object]):
+    """A memo that never remembers: every reason and hint is built afresh."""
+
+    def __setitem__(self, key: object, value: object) -> None:
+        pass
+
+
+class _AllOpen(dict[str, int]):
+    """Every pool looks as if it had holders to search."""
+
+    def get(self, key: str, default: object = None) -> int:  # type: ignore[override]
+        return 1
+
+    def __missing__(self, key: str) -> int:
+        return 10**9
+
+
+class _Plain(_Cycle):
+    """The cycle without its shortcuts: the reference the optimised one must equal."""
+
+    def __init__(self, snap: Snapshot, now: datetime) -> None:
+        super().__init__(snap, now)
+        self.reason_memo = _NoMemo()  # type: ignore[assignment]
+        self.hint_memo = _NoMemo()  # type: ignore[assignment]
+
+    def _open_holders(self) -> dict[str, int]:
+        return _AllOpen()
+
+    def _plan(self, cq: ClusterQueue, workload: Workload, shape_: int) -> Plan:
+        return Assigner(QuotaTreeView(self.tree), self.snapshot.flavors).assign(cq, workload)
+
+
+class QuotaTreeView(QuotaTree):
+    """The cycle's tree with its memoised reads bypassed."""
+
+    def __init__(self, tree: QuotaTree) -> None:  # shares the tree's state, not a copy
+        self.__dict__.update(tree.__dict__)
+
+    def measure(self, cq: str, fr: tuple[str, str]) -> tuple[int, int, int, int]:
+        node = self._queues[cq]
+        limits = node.limits.get(fr)
+        return (max(0, tree_module._available(node, fr)), tree_module._potential(node, fr),
+                node.usage.get(fr, 0), limits.nominal if limits is not None else 0)
+
+
+def plain_cycle(snap: Snapshot, now: datetime) -> CycleResult:
+    return _Plain(snap, now).run()
+
+
+@settings(max_examples=120, deadline=None)
+@given(queues(preemption=True), pending(), pending("p"), st.randoms(use_true_random=False),
+       st.booleans())
+def test_optimised_cycle_equals_plain_evaluation(
+    cqs: list[ClusterQueue], first: list[Workload], second: list[Workload],
+    rnd: random.Random, fair: bool,
+) -> None:
+    snap = replace(snapshot(*cqs, *first), fair_sharing=fair)
+    assert summary(run_cycle(snap, T0)) == summary(plain_cycle(snap, T0))
+    # A second cycle with holders of mixed priority and age, so victim searches run.
+    snap = apply(snap, run_cycle(snap, T0))
+    workloads = {k: replace(w, priority=rnd.randint(0, 3), admitted_at=at(rnd.randint(0, 9)))
+                 for k, w in snap.workloads.items()}
+    workloads.update({w.key: replace(w, created_at=at(10 + rnd.randint(0, 5))) for w in second})
+    snap = replace(snap, workloads=workloads)
+    assert summary(run_cycle(snap, at(20))) == summary(plain_cycle(snap, at(20)))
+
+
+def _quota_reason(result: CycleResult, key: str) -> dict[str, object]:
+    (reason,) = [r for r in result.pending[key].reasons
+                 if r.code is WaitReason.WAITING_FOR_QUOTA]
+    return dict(reason.details)
+
+
+def test_a_larger_workload_behind_a_failed_one_gets_its_own_request_in_the_reason() -> None:
+    snap = snapshot(cq("a", {"f1": {GPU: 8}}),
+                    admitted(wl("holder", {GPU: 4}, ns="a"), "a", "f1"),
+                    wl("small", {GPU: 6}, ns="a", created=1),
+                    wl("twin", {GPU: 6}, ns="a", created=2),
+                    wl("large", {GPU: 1}, ns="a", count=7, created=3))
+    result = run_cycle(snap, T0)
+    small, twin, large = (_quota_reason(result, f"a/{k}") for k in ("small", "twin", "large"))
+    assert small == twin  # one evaluation serves an equal request in the same state
+    assert (small["requested"], small["shortfall"]) == ("6", "2")
+    assert (large["requested"], large["available"], large["shortfall"]) == ("7", "4", "3")
+
+
+@pytest.mark.parametrize("old_holder", [
+    pytest.param(False, id="skips the victim search when every holder was admitted this cycle"),
+    pytest.param(True, id="searches and preempts when an older holder can be reclaimed"),
+])
+def test_victim_search_runs_only_with_open_holders(
+    old_holder: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    real = cycle.find_victims
+
+    def counting(*args: object, **kwargs: object) -> object:
+        calls.append("search")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cycle, "find_victims", counting)
+    policy = Preemption(WithinClusterQueue.LOWER_PRIORITY, ReclaimWithinCohort.ANY)
+    queue = cq("a", {"f1": {GPU: 4}}, preemption=policy)
+    low = wl("low", {GPU: 4}, ns="a", priority=0, created=1)
+    if old_holder:  # admitted in an earlier cycle: a victim the search may pick
+        snap = snapshot(queue, admitted(low, "a", "f1"), wl("urgent", {GPU: 4}, ns="a",
+                                                             priority=5, created=2))
+    else:  # both pending: the urgent one is admitted first and protects itself
+        snap = snapshot(queue, low, wl("urgent", {GPU: 4}, ns="a", priority=5, created=2))
+    result = run_cycle(snap, at(5))
+    if old_holder:
+        assert calls and [e.key for e in result.evicted] == ["a/low"]
+    else:
+        assert not calls and not result.evicted
+        assert [d.key for d in result.admitted] == ["a/urgent"]
+        assert result.pending["a/low"].reason.code is WaitReason.WAITING_FOR_QUOTA
+
+def test_tree_memoised_answers_follow_usage_changes() -> None:
+    queues_ = [cq(name, {"f1": {GPU: 4}}, cohort="all") for name in ("a", "b", "c")]
+    tree = QuotaTree(queues_, {})
+    fr = ("f1", GPU)
+    assert tree.available("a", fr) == 12 * M
+    tree.add("b", {fr: 6 * M})
+    tree.add("c", {fr: 5 * M})
+    assert tree.available("a", fr) == 1 * M  # the cached 12 was dropped with the change
+    assert tree.borrowers("a", [fr]) == ["b", "c"]
+    assert tree.borrowers("b", [fr]) == ["c"]  # the pool's list, without the asker
+    assert tree.borrowed_ranking("a", fr) == [(-2 * M, "b"), (-1 * M, "c")]
+    tree.remove("b", {fr: 6 * M})
+    assert (tree.available("a", fr), tree.borrowers("a", [fr])) == (7 * M, ["c"])
+    assert tree.borrowed_ranking("a", fr) == [(-1 * M, "c")]
+    assert tree.measure("a", fr) == (7 * M, 12 * M, 0, 4 * M)
