@@ -1,0 +1,245 @@
+"""From the engine's result to the ledger writes and actuations of one cycle (PURE).
+
+Only what changed is written: a pending workload whose verdict (reasons, hints, position)
+is the one already stored gets no write at all. A reason actuation is sent only when the
+primary code changes, which is also when the timeline gets a new row.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from admission.actuation import ADMIT, EVICT, REASON, Actuation
+from admission.engine.types import CycleResult, EvictionDecision, PendingStatus, Reason
+from admission.engine.workload import checkpoint_grace
+from quota.cycle_writes import NO_VERDICT, Event, ReasonChange, Transition, Verdict, WorkloadRecord
+from quota.model import ResourceFlavor
+from quota.reasons import EvictionReason, WaitReason
+from quota.workload import Admission, Workload, WorkloadState
+
+
+@dataclass(slots=True)
+class CyclePlan:
+    transitions: list[Transition] = field(default_factory=list)
+    reasons: list[ReasonChange] = field(default_factory=list)
+    actions: list[Actuation] = field(default_factory=list)
+    # What each written row will be once committed, by key.
+    records: dict[str, WorkloadRecord] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        return not self.transitions and not self.reasons
+
+
+def plan_cycle(
+    records: Mapping[str, WorkloadRecord],
+    result: CycleResult,
+    flavors: Mapping[str, ResourceFlavor],
+) -> CyclePlan:
+    """The writes and actuations for ``result`` over the workloads it was computed from."""
+    plan = CyclePlan()
+    now = result.now
+    for eviction in result.evicted:
+        record = records.get(eviction.key)
+        if record is not None:
+            _evict(plan, record, eviction, now)
+    for decision in result.admitted:
+        record = records.get(decision.key)
+        if record is None or decision.key in plan.records:
+            continue
+        details = {
+            "clusterQueue": decision.admission.cluster_queue,
+            "borrowing": decision.borrowing,
+            "flavors": {p.name: dict(p.flavors) for p in decision.admission.pod_sets},
+        }
+        _transition(
+            plan,
+            record,
+            WorkloadState.ADMITTED,
+            decision.admission,
+            now,
+            (Event("Admitted", None, details),),
+            admits=True,
+        )
+        plan.actions.append(
+            Actuation(
+                decision.key,
+                record.workload.kind,
+                ADMIT,
+                decision.admission,
+                _flavors_of(decision.admission, flavors),
+            )
+        )
+    for key in sorted(result.pending):
+        record = records.get(key)
+        if record is not None and key not in plan.records:
+            _reason(plan, record, result.pending[key])
+    return plan
+
+
+def plan_requeues(records: Mapping[str, WorkloadRecord], now: datetime) -> CyclePlan:
+    """Victims whose checkpoint grace has run out go back to the queue, releasing quota."""
+    plan = CyclePlan()
+    for key in sorted(records):
+        record = records[key]
+        workload = record.workload
+        if workload.state is not WorkloadState.EVICTING:
+            continue
+        grace = checkpoint_grace(workload) or timedelta(0)
+        if record.evicted_at is None or record.evicted_at + grace <= now:
+            event = Event("Requeued", "CheckpointGraceExpired", {"grace": str(grace)})
+            _transition(plan, record, WorkloadState.PENDING, None, now, (event,), releases=True)
+    return plan
+
+
+def verdict_of(status: PendingStatus) -> Verdict:
+    """The stored form of a pending status (as JSON would give it back)."""
+    reasons = _json([r.to_dict() for r in status.reasons])
+    return Verdict(str(status.reason.code), tuple(reasons), tuple(status.hints), status.position)
+
+
+def primary_of(verdict: Verdict, key: str) -> Reason:
+    """The stored primary reason as a value (for re-actuating after a restart)."""
+    if not verdict.reasons or verdict.code is None:
+        return Reason(WaitReason.PENDING_EVALUATION, f"{key} is queued, not evaluated yet")
+    first = verdict.reasons[0]
+    return Reason(
+        WaitReason(verdict.code), str(first.get("message", "")), dict(first.get("details") or {})
+    )
+
+
+def _json(value: object) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+def _reason(plan: CyclePlan, record: WorkloadRecord, status: PendingStatus) -> None:
+    verdict = verdict_of(status)
+    if verdict == record.verdict:
+        return
+    changed = verdict.code != record.verdict.code
+    primary = verdict.reasons[0] if changed else None
+    plan.reasons.append(ReasonChange(record.id, record.version, verdict, primary))
+    plan.records[record.workload.key] = replace(record, version=record.version + 1, verdict=verdict)
+    if changed:
+        plan.actions.append(
+            Actuation(record.workload.key, record.workload.kind, REASON, reason=status.reason)
+        )
+
+
+def _evict(
+    plan: CyclePlan, record: WorkloadRecord, eviction: EvictionDecision, now: datetime
+) -> None:
+    workload = record.workload
+    details: dict[str, Any] = {"clusterQueue": eviction.cluster_queue}
+    if eviction.preemptor:
+        details["preemptor"] = eviction.preemptor
+    if eviction.cause is not None:
+        details["why"] = str(eviction.cause)
+    grace = checkpoint_grace(workload) if eviction.reason == EvictionReason.PREEMPTED else None
+    evicted = Event("Evicted", eviction.reason, details)
+    if grace is not None:
+        details["grace"] = str(grace)
+        _transition(
+            plan, record, WorkloadState.EVICTING, workload.admission, now, (evicted,), evicts=True
+        )
+    elif eviction.reason == EvictionReason.DEACTIVATED:
+        _transition(
+            plan,
+            record,
+            WorkloadState.DEACTIVATED,
+            None,
+            now,
+            (evicted,),
+            evicts=True,
+            releases=True,
+        )
+    else:
+        requeued = Event("Requeued", eviction.reason, {})
+        _transition(
+            plan,
+            record,
+            WorkloadState.PENDING,
+            None,
+            now,
+            (evicted, requeued),
+            evicts=True,
+            releases=True,
+        )
+    plan.actions.append(
+        Actuation(workload.key, workload.kind, EVICT, reason=_eviction_reason(workload, eviction))
+    )
+
+
+def _eviction_reason(workload: Workload, eviction: EvictionDecision) -> Reason:
+    """What the Job is told when evicted: it waits again, and the message says why."""
+    why = f"evicted: {eviction.reason}"
+    if eviction.preemptor:
+        why += f" by {eviction.preemptor} ({eviction.cause})"
+    details = {
+        "eviction": eviction.reason,
+        "preemptor": eviction.preemptor,
+        "why": None if eviction.cause is None else str(eviction.cause),
+    }
+    code = (
+        WaitReason.DEACTIVATED
+        if eviction.reason == EvictionReason.DEACTIVATED
+        else WaitReason.PENDING_EVALUATION
+    )
+    return Reason(code, f"{workload.key} {why}", details)
+
+
+def _transition(
+    plan: CyclePlan,
+    record: WorkloadRecord,
+    state: WorkloadState,
+    admission: Admission | None,
+    now: datetime,
+    events: tuple[Event, ...],
+    *,
+    admits: bool = False,
+    evicts: bool = False,
+    releases: bool = False,
+) -> None:
+    workload = record.workload
+    plan.transitions.append(
+        Transition(
+            record.id,
+            record.version,
+            workload.namespace,
+            workload.name,
+            workload.state,
+            state,
+            admission,
+            events,
+            admits=admits,
+            evicts=evicts,
+            releases=releases,
+        )
+    )
+    admitted_at = now if admits else (workload.admitted_at if admission is not None else None)
+    moved = replace(
+        workload,
+        state=state,
+        admission=admission,
+        admitted_at=admitted_at,
+        eviction_count=workload.eviction_count + (1 if evicts else 0),
+    )
+    # Built directly, not with replace(): this runs once per decision, thousands per cycle.
+    plan.records[workload.key] = WorkloadRecord(
+        record.id,
+        record.version + 1,
+        moved,
+        NO_VERDICT,
+        now if evicts else (None if admits else record.evicted_at),
+    )
+
+
+def _flavors_of(
+    admission: Admission, flavors: Mapping[str, ResourceFlavor]
+) -> dict[str, ResourceFlavor]:
+    named = {f for p in admission.pod_sets for f in p.flavors.values()}
+    return {name: flavors[name] for name in sorted(named) if name in flavors}

@@ -1,0 +1,61 @@
+"""Standalone submission and completion of workloads (and the Kubernetes side's, too).
+
+``submit_workload`` records a Job or Workload manifest as a pending workload with its first
+verdict (``PendingEvaluation``) and timeline row; ``finish_workload`` releases what it
+held. Both run in the caller's transaction; the ledger's triggers wake the loop on commit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from admission.cycle_plan import primary_of, verdict_of
+from admission.engine.types import PendingStatus
+from quota import ledger_lifecycle as lifecycle
+from quota.cycle_writes import NO_VERDICT
+from quota.errors import Conflict, NotFound
+from quota.jobs import parse_workload
+from quota.ledger import Ledger
+from quota.model import PriorityClass
+from quota.workload import Workload, WorkloadState
+
+
+def submit_workload(ledger: Ledger, doc: object, *, now: datetime, actor: str) -> Workload:
+    """Record a batch/v1 Job or Kueue Workload manifest as a new pending workload.
+
+    ``InvalidInput`` names the field; ``Conflict`` when an unfinished workload has the name.
+    """
+    classes = {
+        o.name: o for o in ledger.list("WorkloadPriorityClass") if isinstance(o, PriorityClass)
+    }
+    workload = parse_workload(
+        doc, source="request", document=0, created_at=now, priority_classes=classes
+    )
+    if not workload.active:
+        workload = replace(workload, state=WorkloadState.DEACTIVATED)
+    existing = ledger.get_workload(workload.namespace, workload.name)
+    if existing is not None and existing.state is not WorkloadState.FINISHED:
+        raise Conflict(
+            f"Workload {workload.key} already exists and is {existing.state}; finish it "
+            "before submitting another with that name",
+            field="metadata.name",
+        )
+    workload_id = ledger.add_workload(workload, actor=actor)
+    first = primary_of(NO_VERDICT, workload.key)
+    status = PendingStatus(workload.key, None, (first,))
+    lifecycle.set_first_verdict(
+        ledger.session, workload_id, verdict_of(status), first.to_dict(), now
+    )
+    return workload
+
+
+def finish_workload(
+    ledger: Ledger, namespace: str, name: str, *, now: datetime, actor: str
+) -> Workload:
+    """Mark the workload finished: quota released, timeline closed. Idempotent; ``NotFound``
+    when no workload has that name."""
+    finished = lifecycle.finish(ledger.session, namespace, name, now=now, actor=actor)
+    if finished is None:
+        raise NotFound(f"Workload {namespace}/{name} not found", field="name")
+    return finished

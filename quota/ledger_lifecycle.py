@@ -1,0 +1,139 @@
+"""Workload lifecycle writes outside the loop: first verdict at submit, finish, repairs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, text
+from sqlalchemy.orm import Session
+
+from quota.cycle_writes import Event, Verdict
+from quota.ledger_decisions import add_events, close_reasons, close_usage, dump_json, open_reasons
+from quota.ledger_errors import translated
+from quota.ledger_workloads import WORKLOADS, current_id, from_workload_row
+from quota.workload import Workload, WorkloadState
+
+_HOLDING = (str(WorkloadState.ADMITTED), str(WorkloadState.EVICTING))
+
+
+@translated
+def set_first_verdict(
+    session: Session, workload_id: int, verdict: Verdict, primary: Mapping[str, Any], now: datetime
+) -> None:
+    """A new workload's verdict before the loop sees it, and its first timeline row."""
+    session.execute(
+        text(
+            "UPDATE workloads SET reason_code = :code, reasons = CAST(:reasons AS jsonb), "
+            "hints = CAST(:hints AS jsonb), queue_position = :position, evaluated_at = :now "
+            "WHERE id = :id"
+        ),
+        {
+            "id": workload_id,
+            "code": verdict.code,
+            "reasons": dump_json(list(verdict.reasons)),
+            "hints": dump_json(list(verdict.hints)),
+            "position": verdict.position,
+            "now": now,
+        },
+    )
+    open_reasons(session, [(workload_id, primary)], now)
+
+
+@translated
+def finish(
+    session: Session, namespace: str, name: str, *, now: datetime, actor: str
+) -> Workload | None:
+    """Mark the workload a name means finished: quota released, timeline closed, event and
+    audit written. ``None`` when there is none; a finished one is returned unchanged."""
+    row = (
+        session.execute(
+            select(WORKLOADS)
+            .where(WORKLOADS.c.id == current_id(namespace, name).scalar_subquery())
+            .with_for_update()
+        )
+        .mappings()
+        .one_or_none()
+    )
+    if row is None:
+        return None
+    if row["state"] == str(WorkloadState.FINISHED):
+        return from_workload_row(row)
+    workload_id = row["id"]
+    updated = (
+        session.execute(
+            text(
+                "UPDATE workloads SET state = :state, finished_at = :now, reason_code = NULL, "
+                "reasons = '[]'::jsonb, hints = '[]'::jsonb, queue_position = NULL, "
+                "version = version + 1, updated_at = now() WHERE id = :id RETURNING *"
+            ),
+            {"state": str(WorkloadState.FINISHED), "now": now, "id": workload_id},
+        )
+        .mappings()
+        .one()
+    )
+    close_usage(session, [workload_id], now)
+    close_reasons(session, [workload_id], now)
+    add_events(session, [(workload_id, Event("Finished", None, {"from": row["state"]}))], now)
+    session.execute(
+        text(
+            "INSERT INTO audit_log (actor, action, kind, namespace, name, before, after) "
+            "VALUES (:actor, 'update', 'Workload', :namespace, :name, "
+            "CAST(:before AS jsonb), CAST(:after AS jsonb))"
+        ),
+        {
+            "actor": actor,
+            "namespace": namespace,
+            "name": name,
+            "before": dump_json({"state": row["state"], "version": row["version"]}),
+            "after": dump_json(
+                {"state": str(WorkloadState.FINISHED), "version": row["version"] + 1}
+            ),
+        },
+    )
+    return from_workload_row(updated)
+
+
+@translated
+def close_stray_usage(session: Session, now: datetime) -> int:
+    """Close usage intervals of workloads that hold no quota any more; how many."""
+    result = session.execute(
+        text(
+            "UPDATE usage_intervals AS u SET ended_at = :now FROM workloads AS w "
+            "WHERE u.workload_id = w.id AND u.ended_at IS NULL "
+            "AND w.state <> ALL(CAST(:holding AS text[]))"
+        ),
+        {"now": now, "holding": list(_HOLDING)},
+    )
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+@translated
+def holders_without_usage(session: Session) -> list[str]:
+    """Keys of workloads holding quota with no open usage interval (should be none)."""
+    rows = session.execute(
+        text(
+            "SELECT w.namespace || '/' || w.name FROM workloads AS w "
+            "WHERE w.state = ANY(CAST(:holding AS text[])) AND NOT EXISTS ("
+            "SELECT 1 FROM usage_intervals AS u WHERE u.workload_id = w.id AND u.ended_at IS NULL"
+            ") ORDER BY 1"
+        ),
+        {"holding": list(_HOLDING)},
+    )
+    return [row[0] for row in rows]
+
+
+@translated
+def holders_in_missing_queues(session: Session) -> list[str]:
+    """Keys of workloads holding quota in a ClusterQueue that no longer exists."""
+    rows = session.execute(
+        text(
+            "SELECT w.namespace || '/' || w.name || ' in ' || w.cluster_queue "
+            "FROM workloads AS w WHERE w.state = ANY(CAST(:holding AS text[])) "
+            "AND NOT EXISTS (SELECT 1 FROM cluster_queues AS q WHERE q.name = w.cluster_queue) "
+            "ORDER BY 1"
+        ),
+        {"holding": list(_HOLDING)},
+    )
+    return [row[0] for row in rows]
