@@ -1,0 +1,92 @@
+"""``JobActuator``: committed decisions carried out on batch/v1 Jobs (idempotent)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+
+from admission.actuation import ADMIT, EVICT, REASON, Actuation
+from admission.kube import events, templates
+from admission.kube.client import JOBS, Kube, Obj
+from quota.errors import BerthError, NotFound
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], datetime]
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class JobActuator:
+    """Admit = steer and unsuspend, evict = suspend and restore, reason = annotate + Event."""
+
+    def __init__(self, kube: Kube, *, clock: Clock = _utcnow) -> None:
+        self.kube = kube
+        self.clock = clock
+
+    async def actuate(self, actions: Sequence[Actuation]) -> None:
+        for action in actions:
+            if action.kind != "Job":
+                continue  # a Workload submitted over REST has no Kubernetes object to patch
+            try:
+                await self._one(action)
+            except NotFound:
+                log.info("Job %s is gone; nothing to %s", action.key, action.action)
+            except BerthError as exc:
+                # The loop re-actuates what is in force after a restart; one failure must
+                # not keep the other Jobs of the cycle waiting.
+                log.warning("Job %s: %s failed: %s", action.key, action.action, exc.message)
+
+    async def _one(self, action: Actuation) -> None:
+        namespace, _, name = action.key.partition("/")
+        job = await self.kube.get(JOBS, namespace, name)
+        job.setdefault("apiVersion", JOBS.api_version)
+        job.setdefault("kind", JOBS.kind)
+        if action.action == ADMIT:
+            await self._admit(job, action)
+        elif action.action == EVICT:
+            await self._evict(job, action)
+        elif action.action == REASON:
+            await self._reason(job, action)
+        else:
+            log.warning("Job %s: unknown action %r", action.key, action.action)
+
+    async def _admit(self, job: Obj, action: Actuation) -> None:
+        flavors = templates.admitted_flavors(action.admission, action.flavors)
+        patch = templates.admit_patch(job, flavors)
+        if patch is None:
+            return
+        await self._patch(job, patch)
+        queue = action.admission.cluster_queue if action.admission else "?"
+        names = ", ".join(f.name for f in flavors) or "no flavor"
+        await self._event(job, "Admitted", f"admitted by ClusterQueue {queue} in {names}")
+
+    async def _evict(self, job: Obj, action: Actuation) -> None:
+        patch = templates.evict_patch(job)
+        if patch is None:
+            return
+        await self._patch(job, patch)
+        why = action.reason.message if action.reason else "evicted by Berth"
+        await self._event(job, "Evicted", why, warning=True)
+
+    async def _reason(self, job: Obj, action: Actuation) -> None:
+        if action.reason is None:
+            return
+        code, message = str(action.reason.code), action.reason.message
+        previous = templates.annotations_of(job).get(templates.WAIT_REASON)
+        patch = templates.reason_patch(job, code, message)
+        if patch is None:
+            return
+        await self._patch(job, patch)
+        if previous != code:
+            await self._event(job, code, message)
+
+    async def _patch(self, job: Obj, patch: Obj) -> None:
+        meta = job["metadata"]
+        await self.kube.patch(JOBS, meta["namespace"], meta["name"], patch)
+
+    async def _event(self, job: Obj, reason: str, message: str, *, warning: bool = False) -> None:
+        await events.record(self.kube, job, reason, message, now=self.clock(), warning=warning)

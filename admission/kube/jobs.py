@@ -1,0 +1,134 @@
+"""The Job watcher: Jobs naming a queue become workloads, finished Jobs release their quota,
+and a Job that started unsuspended (no webhook, or the webhook failed open) is stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol
+
+from sqlalchemy.orm import Session
+
+from admission.kube import events, templates
+from admission.kube.client import JOBS, Kube, Obj
+from quota.errors import BerthError, InvalidInput
+from quota.ledger import Ledger
+from quota.workload import Workload, WorkloadState
+
+log = logging.getLogger(__name__)
+
+ACTOR = "kubernetes:job-watcher"
+SessionScope = Callable[[], AbstractContextManager[Session]]
+_HOLDING = (WorkloadState.ADMITTED, WorkloadState.EVICTING)
+
+
+class Submit(Protocol):
+    def __call__(self, ledger: Ledger, doc: Obj, *, now: datetime, actor: str) -> Workload: ...
+
+
+class Finish(Protocol):
+    def __call__(
+        self, ledger: Ledger, namespace: str, name: str, *, now: datetime, actor: str
+    ) -> Workload: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    workload: Workload | None
+    changed: bool  # the ledger changed: the loop has something new to look at
+    problem: str = ""  # why the Job cannot become a workload
+
+
+class JobWatcher:
+    """The handler of the Job informer."""
+
+    def __init__(
+        self,
+        kube: Kube,
+        sessions: SessionScope,
+        notify: Callable[[], None],
+        *,
+        submit: Submit,
+        finish: Finish,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.kube = kube
+        self.sessions = sessions
+        self.notify = notify
+        self.submit = submit
+        self.finish = finish
+        self.clock = clock
+
+    async def handle(self, kind: str, job: Obj) -> None:
+        now = self.clock()
+        if kind == "DELETED":
+            outcome = await asyncio.to_thread(self._forget, job, now)
+        else:
+            outcome = await asyncio.to_thread(self._record, job, now)
+        if outcome.changed:
+            self.notify()
+        if kind == "DELETED" or templates.finished(job):
+            return
+        if outcome.problem and kind == "ADDED":
+            problem = outcome.problem
+            await events.record(self.kube, job, "InvalidJob", problem, now=now, warning=True)
+        held = outcome.workload is not None and outcome.workload.state in _HOLDING
+        if not held and (patch := templates.suspend_patch(job)) is not None:
+            meta = job["metadata"]
+            log.warning("Job %s/%s started unsuspended; suspending it until admission",
+                        meta["namespace"], meta["name"])  # fmt: skip
+            await self.kube.patch(JOBS, meta["namespace"], meta["name"], patch)
+            message = "the Job was created unsuspended; Berth suspended it until it is admitted"
+            await events.record(self.kube, job, "Suspended", message, now=now, warning=True)
+
+    def _record(self, job: Obj, now: datetime) -> _Outcome:
+        meta = job["metadata"]
+        namespace, name, uid = meta["namespace"], meta["name"], meta.get("uid")
+        with self.sessions() as session:
+            ledger = Ledger(session)
+            current = ledger.get_workload(namespace, name)
+            same = current is not None and _job_uid(current) in (None, uid)
+            if current is not None and same:
+                if current.state == WorkloadState.FINISHED or not templates.finished(job):
+                    return _Outcome(current, changed=False)
+                done = self.finish(ledger, namespace, name, now=now, actor=ACTOR)
+                return _Outcome(done, changed=True)
+            changed = False
+            if current is not None and current.state != WorkloadState.FINISHED:
+                # The name now belongs to a new Job: the old one's workload is over.
+                self.finish(ledger, namespace, name, now=now, actor=ACTOR)
+                changed = True
+            if templates.finished(job):
+                return _Outcome(None, changed=changed)
+        try:
+            with self.sessions() as session:
+                document = templates.workload_document(job)
+                submitted = self.submit(Ledger(session), document, now=now, actor=ACTOR)
+        except InvalidInput as exc:
+            return _Outcome(None, changed=changed, problem=exc.message)
+        return _Outcome(submitted, changed=True)
+
+    def _forget(self, job: Obj, now: datetime) -> _Outcome:
+        meta = job["metadata"]
+        namespace, name = meta["namespace"], meta["name"]
+        with self.sessions() as session:
+            ledger = Ledger(session)
+            current = ledger.get_workload(namespace, name)
+            if current is None or current.state == WorkloadState.FINISHED:
+                return _Outcome(current, changed=False)
+            if _job_uid(current) not in (None, meta.get("uid")):
+                return _Outcome(current, changed=False)
+            try:
+                done = self.finish(ledger, namespace, name, now=now, actor=ACTOR)
+            except BerthError as exc:
+                log.warning("Job %s/%s deleted; its workload: %s", namespace, name, exc.message)
+                return _Outcome(current, changed=False)
+        return _Outcome(done, changed=True)
+
+
+def _job_uid(workload: Workload) -> str | None:
+    return workload.annotations.get(templates.JOB_UID)

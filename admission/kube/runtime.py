@@ -1,0 +1,168 @@
+"""Kubernetes mode of ``berth serve``: the API client, the watchers, the Job actuator and
+the status writer, started together and stopped together."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kubernetes_asyncio import client as k8s
+from kubernetes_asyncio import config as k8s_config
+
+from admission.kube.actuator import JobActuator
+from admission.kube.client import JOBS, NODES, Kube
+from admission.kube.errors import KubernetesError
+from admission.kube.informer import Informer
+from admission.kube.jobs import Finish, JobWatcher, SessionScope, Submit
+from admission.kube.lease import KubeLease
+from admission.kube.mirror import BERTH_KINDS, Mirror
+from admission.kube.status import StatusWriter
+from admission.submit import finish_workload, submit_workload
+from quota.workload import QUEUE_NAME_LABEL
+
+log = logging.getLogger(__name__)
+
+IN_CLUSTER_ENV = "KUBERNETES_SERVICE_HOST"
+
+
+@dataclass(frozen=True, slots=True)
+class KubeSettings:
+    """Where the API server is and how Berth behaves in the cluster."""
+
+    kubeconfig: str | None = None  # None: in-cluster config (when KUBERNETES_SERVICE_HOST)
+    context: str | None = None
+    host: str | None = None  # a plain API URL (kubectl proxy, tests); wins over the others
+    queue_label: str = QUEUE_NAME_LABEL
+    lease_namespace: str = field(default_factory=lambda: _own_namespace())
+    lease_name: str = "berth-leader"
+    # The Lease holder: the pod's name (deploy/berth.yaml sets BERTH_POD_NAME), else the host.
+    identity: str = field(
+        default_factory=lambda: os.environ.get("BERTH_POD_NAME") or socket.gethostname()
+    )
+    watch_timeout_seconds: int = 300
+    status_seconds: float = 5.0
+    nodes: bool = True  # watch Nodes into the inventory
+
+
+def enabled(kubeconfig: str | None) -> bool:
+    """Kubernetes mode: a kubeconfig was given, or Berth runs in a pod."""
+    return bool(kubeconfig) or IN_CLUSTER_ENV in os.environ
+
+
+async def api_client(settings: KubeSettings) -> k8s.ApiClient:
+    config = k8s.Configuration()
+    if settings.host:
+        config.host = settings.host
+    elif settings.kubeconfig:
+        await k8s_config.load_kube_config(
+            config_file=settings.kubeconfig, context=settings.context, client_configuration=config
+        )
+    elif IN_CLUSTER_ENV in os.environ:
+        k8s_config.load_incluster_config(client_configuration=config)  # type: ignore[no-untyped-call]
+    else:
+        raise KubernetesError("no cluster: give --kubeconfig, or run Berth inside a pod")
+    return k8s.ApiClient(configuration=config)
+
+
+class KubeRuntime:
+    """The running Kubernetes side: ``actuator`` for the loop, ``leadership()`` for serve."""
+
+    def __init__(self, kube: Kube, settings: KubeSettings, mirror: Mirror) -> None:
+        self.kube = kube
+        self.settings = settings
+        self.mirror = mirror
+        self.actuator = JobActuator(kube)
+        self.status = StatusWriter(kube, mirror.sessions, mirror)
+        self.informers: dict[str, Informer] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._status_due = asyncio.Event()
+
+    def leadership(self) -> KubeLease:
+        """Lease-based leadership among Berth's replicas (the loop's ``Leadership``)."""
+        s = self.settings
+        return KubeLease(
+            self.kube, namespace=s.lease_namespace, name=s.lease_name, identity=s.identity
+        )
+
+    def changed(self) -> None:
+        """The ledger changed: write queue status soon."""
+        self._status_due.set()
+
+    async def wait_synced(self) -> None:
+        """Until every watch has listed once (bound it with ``asyncio.timeout``)."""
+        for informer in self.informers.values():
+            await informer.synced.wait()
+
+    def watch(self, name: str, informer: Informer) -> None:
+        """Run ``informer`` until ``stop``."""
+        self.informers[name] = informer
+        self._tasks.append(asyncio.create_task(informer.run(), name=f"berth-watch-{name}"))
+
+    def start_status_writer(self) -> None:
+        self._tasks.append(asyncio.create_task(self._write_status(), name="berth-status"))
+
+    async def _write_status(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.settings.status_seconds):
+                    await self._status_due.wait()
+            self._status_due.clear()
+            try:
+                await self.status.write()
+            except Exception:
+                log.exception("queue status not written")
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks.clear()
+        await self.kube.close()
+
+
+async def start_kubernetes(
+    settings: KubeSettings,
+    session_scope: SessionScope,
+    notify: Callable[[], None],
+    *,
+    submit: Submit = submit_workload,
+    finish: Finish = finish_workload,
+) -> KubeRuntime:
+    """Connect, start every watch and the status writer; ``notify`` wakes the loop."""
+    kube = Kube(await api_client(settings))
+    runtime: KubeRuntime
+
+    def changed() -> None:
+        notify()
+        runtime.changed()
+
+    mirror = Mirror(kube, session_scope, changed)
+    runtime = KubeRuntime(kube, settings, mirror)
+    timeout = settings.watch_timeout_seconds
+    for kind, ref in BERTH_KINDS.items():
+        informer = Informer(kube, ref, mirror.handler(ref), timeout_seconds=timeout)
+        runtime.watch(kind, informer)
+    if settings.nodes:
+        runtime.watch("Node", Informer(kube, NODES, mirror.handle_node, timeout_seconds=timeout))
+    jobs = JobWatcher(kube, session_scope, changed, submit=submit, finish=finish)
+    selector = settings.queue_label
+    runtime.watch(
+        "Job", Informer(kube, JOBS, jobs.handle, label_selector=selector, timeout_seconds=timeout)
+    )
+    runtime.start_status_writer()
+    log.info("Kubernetes mode: watching Jobs labelled %s, Berth's CRDs and Nodes", selector)
+    return runtime
+
+
+def _own_namespace() -> str:
+    path = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+    with contextlib.suppress(OSError), open(path) as handle:
+        return handle.read().strip() or "berth-system"
+    return "berth-system"

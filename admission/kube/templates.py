@@ -1,0 +1,180 @@
+"""What Berth changes on a Job, as JSON merge patches computed from the Job alone (PURE).
+
+Admission steers the pod template to the admitted flavors (their nodeLabels as
+nodeSelector, their tolerations) after saving the template's own scheduling fields in an
+annotation; eviction puts them back. Every function returns ``None`` when the Job already
+looks as wanted, which is what makes re-actuation after a restart a no-op.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from quota.model import ResourceFlavor, Toleration
+from quota.workload import Admission
+
+Obj = dict[str, Any]
+
+ORIGINAL_TEMPLATE = "berth.dev/original-template"
+WAIT_REASON = "berth.dev/wait-reason"
+WAIT_MESSAGE = "berth.dev/wait-message"
+JOB_UID = "berth.dev/job-uid"
+# The scheduling fields of the pod template that admission may change.
+_STEERED = ("nodeSelector", "tolerations")
+
+
+def annotations_of(obj: Mapping[str, Any]) -> dict[str, str]:
+    found: dict[str, str] = (obj.get("metadata") or {}).get("annotations") or {}
+    return found
+
+
+def is_suspended(job: Mapping[str, Any]) -> bool:
+    return bool((job.get("spec") or {}).get("suspend"))
+
+
+def finished(job: Mapping[str, Any]) -> str | None:
+    """``"Complete"`` or ``"Failed"`` once the Job controller says so, else ``None``."""
+    for condition in (job.get("status") or {}).get("conditions") or []:
+        if condition.get("type") in ("Complete", "Failed") and condition.get("status") == "True":
+            return str(condition["type"])
+    return None
+
+
+def admitted_flavors(
+    admission: Admission | None, flavors: Mapping[str, ResourceFlavor]
+) -> list[ResourceFlavor]:
+    """The flavors an admission uses, in first-use order; unknown names left out."""
+    names: list[str] = []
+    for pod_set in admission.pod_sets if admission else ():
+        names.extend(n for n in pod_set.flavors.values() if n not in names)
+    return [flavors[name] for name in names if name in flavors]
+
+
+def original_template(job: Mapping[str, Any]) -> Obj:
+    """The template's own scheduling fields: saved in the annotation, else as they are now."""
+    saved = annotations_of(job).get(ORIGINAL_TEMPLATE)
+    if saved:
+        try:
+            parsed = json.loads(saved)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            return parsed
+    pod = _pod_spec(job)
+    return {key: pod[key] for key in _STEERED if pod.get(key)}
+
+
+def admit_patch(job: Mapping[str, Any], flavors: Iterable[ResourceFlavor]) -> Obj | None:
+    """Steer the template to ``flavors`` and unsuspend; ``None`` if already done."""
+    if not is_suspended(job) and ORIGINAL_TEMPLATE in annotations_of(job):
+        return None
+    original = original_template(job)
+    selector = dict(original.get("nodeSelector") or {})
+    tolerations = list(original.get("tolerations") or [])
+    for flavor in flavors:
+        selector.update(flavor.node_labels)
+        for toleration in flavor.tolerations:
+            wanted = toleration_json(toleration)
+            if wanted not in tolerations:
+                tolerations.append(wanted)
+    steered = {"nodeSelector": selector, "tolerations": tolerations}
+    return {
+        "metadata": {
+            "annotations": {
+                ORIGINAL_TEMPLATE: json.dumps(original, sort_keys=True),
+                WAIT_REASON: None,
+                WAIT_MESSAGE: None,
+            }
+        },
+        "spec": {"suspend": False, "template": {"spec": _set_fields(job, steered)}},
+    }
+
+
+def evict_patch(job: Mapping[str, Any]) -> Obj | None:
+    """Suspend and give the template its own scheduling fields back; ``None`` if done."""
+    saved = ORIGINAL_TEMPLATE in annotations_of(job)
+    if is_suspended(job) and not saved:
+        return None
+    patch: Obj = {"spec": {"suspend": True}}
+    if saved:
+        original = original_template(job)
+        restored = {key: original.get(key) for key in _STEERED}
+        patch["spec"]["template"] = {"spec": _set_fields(job, restored)}
+        patch["metadata"] = {"annotations": {ORIGINAL_TEMPLATE: None}}
+    return patch
+
+
+def suspend_patch(job: Mapping[str, Any]) -> Obj | None:
+    return None if is_suspended(job) else {"spec": {"suspend": True}}
+
+
+def reason_patch(job: Mapping[str, Any], code: str, message: str) -> Obj | None:
+    """Show the wait reason where kubectl users look; ``None`` if already shown."""
+    current = annotations_of(job)
+    if current.get(WAIT_REASON) == code and current.get(WAIT_MESSAGE) == message:
+        return None
+    return {"metadata": {"annotations": {WAIT_REASON: code, WAIT_MESSAGE: message}}}
+
+
+def toleration_json(toleration: Toleration) -> dict[str, str]:
+    spelled = {
+        "key": toleration.key,
+        "operator": toleration.operator,
+        "value": toleration.value,
+        "effect": toleration.effect,
+    }
+    return {key: value for key, value in spelled.items() if value}
+
+
+def workload_document(job: Mapping[str, Any]) -> Obj:
+    """The Job as Berth's workload parser reads it: its own template, its uid remembered.
+
+    A Job Berth admitted before a restart carries the flavor's steering; the workload must
+    ask for what the user asked for, so the saved fields are put back first.
+    """
+    meta = job.get("metadata") or {}
+    spec = json.loads(json.dumps(job.get("spec") or {}))
+    pod = spec.setdefault("template", {}).setdefault("spec", {})
+    if ORIGINAL_TEMPLATE in annotations_of(job):
+        original = original_template(job)
+        for key in _STEERED:
+            pod.pop(key, None)
+            if original.get(key):
+                pod[key] = original[key]
+    kept = {k: v for k, v in annotations_of(job).items() if not k.startswith("berth.dev/")}
+    if meta.get("uid"):
+        kept[JOB_UID] = str(meta["uid"])
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": meta.get("name"),
+            "namespace": meta.get("namespace") or "default",
+            "labels": dict(meta.get("labels") or {}),
+            "annotations": kept,
+        },
+        "spec": spec,
+    }
+
+
+def _pod_spec(job: Mapping[str, Any]) -> dict[str, Any]:
+    pod: dict[str, Any] = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
+    return pod
+
+
+def _set_fields(job: Mapping[str, Any], wanted: Mapping[str, Any]) -> Obj:
+    """A merge patch turning the pod spec's steered fields into ``wanted``."""
+    pod = _pod_spec(job)
+    patch: Obj = {}
+    for key, value in wanted.items():
+        if key == "nodeSelector":
+            current = pod.get(key) or {}
+            target = dict(value or {})
+            # Merge patches merge maps: label keys admission added must be nulled explicitly.
+            removed = {label: None for label in current if label not in target}
+            patch[key] = {**removed, **target} if target else None
+        else:
+            patch[key] = list(value) if value else None
+    return patch

@@ -1,0 +1,78 @@
+"""Fixtures for the Kubernetes tests: a fake apiserver per test, a sync client for it,
+Berth's kubernetes-asyncio client pointed at it, and a ledger session scope."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+import yaml
+from sqlalchemy.orm import Session, sessionmaker
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from fakeapi import FakeApiServer, FakeKubectl
+
+from admission.kube.client import Kube
+from admission.kube.runtime import KubeSettings, api_client
+
+CRD_DIR = Path(__file__).parents[2] / "deploy" / "crds"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+_DB_TESTS = ("test_end_to_end.py", "test_mirror.py")
+
+SessionScope = Callable[[], AbstractContextManager[Session]]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if Path(item.path).name in _DB_TESTS:
+            item.add_marker(pytest.mark.db)
+
+
+@pytest.fixture
+def fake_api() -> Iterator[FakeApiServer]:
+    server = FakeApiServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def kubectl(fake_api: FakeApiServer) -> Iterator[FakeKubectl]:
+    client = fake_api.client()
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def with_crds(kubectl: FakeKubectl) -> FakeKubectl:
+    """The fake cluster with Berth's CRDs from deploy/crds installed."""
+    for path in sorted(CRD_DIR.glob("*.yaml")):
+        kubectl.create(CRDS, yaml.safe_load(path.read_text()))
+    return kubectl
+
+
+@pytest.fixture
+async def kube(fake_api: FakeApiServer) -> AsyncIterator[Kube]:
+    client = Kube(await api_client(KubeSettings(host=fake_api.url)))
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+@pytest.fixture
+def sessions(db_url: str) -> Iterator[SessionScope]:
+    """One transaction per call, committed at the end of the block (as ``berth serve``)."""
+    engine = sa.create_engine(db_url, poolclass=sa.NullPool)
+    try:
+        yield sessionmaker(engine, expire_on_commit=False).begin
+    finally:
+        engine.dispose()

@@ -1,0 +1,76 @@
+"""deploy/: the manifests parse, and RBAC grants exactly what admission/kube/ calls."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+DEPLOY = Path(__file__).parents[2] / "deploy"
+
+
+def documents() -> list[dict[str, Any]]:
+    docs = []
+    for path in sorted(DEPLOY.glob("*.yaml")):
+        docs.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
+    return docs
+
+
+def find(kind: str, name: str) -> dict[str, Any]:
+    return next(d for d in documents() if d["kind"] == kind and d["metadata"]["name"] == name)
+
+
+def allowed(rules: list[dict[str, Any]], group: str, resource: str, verb: str) -> bool:
+    return any(
+        group in r["apiGroups"] and resource in r["resources"] and verb in r["verbs"] for r in rules
+    )
+
+
+@pytest.mark.parametrize(
+    ("group", "resource", "verb"),
+    [
+        pytest.param("batch", "jobs", "watch", id="watches Jobs"),
+        pytest.param("batch", "jobs", "patch", id="suspends and steers Jobs"),
+        pytest.param("", "events", "create", id="records Events"),
+        pytest.param("", "nodes", "list", id="lists Nodes"),
+        pytest.param("berth.dev", "clusterqueues", "watch", id="watches ClusterQueues"),
+        pytest.param("berth.dev", "localqueues/status", "patch", id="writes LocalQueue status"),
+    ],
+)
+def test_cluster_role_grants_what_berth_calls(group: str, resource: str, verb: str) -> None:
+    assert allowed(find("ClusterRole", "berth")["rules"], group, resource, verb)
+
+
+@pytest.mark.parametrize(
+    ("group", "resource", "verb"),
+    [
+        pytest.param("batch", "jobs", "delete", id="never deletes Jobs"),
+        pytest.param("", "pods", "list", id="never reads Pods"),
+        pytest.param("", "secrets", "get", id="never reads Secrets"),
+        pytest.param("berth.dev", "clusterqueues", "patch", id="never changes a queue's spec"),
+    ],
+)
+def test_cluster_role_grants_nothing_more(group: str, resource: str, verb: str) -> None:
+    assert not allowed(find("ClusterRole", "berth")["rules"], group, resource, verb)
+
+
+def test_leases_only_in_berths_namespace() -> None:
+    role = find("Role", "berth-leader-election")
+    assert role["metadata"]["namespace"] == "berth-system"
+    assert allowed(role["rules"], "coordination.k8s.io", "leases", "update")
+
+
+def test_two_replicas_with_the_service_account_and_the_database_secret() -> None:
+    deployment = find("Deployment", "berth")
+    pod = deployment["spec"]["template"]["spec"]
+    assert deployment["spec"]["replicas"] == 2 and pod["serviceAccountName"] == "berth"
+    env = {e["name"]: e for e in pod["containers"][0]["env"]}
+    assert env["BERTH_DATABASE_URL"]["valueFrom"]["secretKeyRef"]["name"] == "berth-db"
+
+
+def test_the_webhook_points_at_berths_route() -> None:
+    (hook,) = find("MutatingWebhookConfiguration", "berth")["webhooks"]
+    assert hook["clientConfig"]["service"]["path"] == "/mutate/batch/v1/jobs"
+    assert hook["rules"][0]["operations"] == ["CREATE"]

@@ -1,0 +1,133 @@
+"""`berth serve --kubeconfig` as a real process against the fake apiserver: the wiring of
+watchers, Lease leadership, the Job actuator and the HTTPS admission webhook."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+from fakeapi import FakeApiServer, FakeKubectl
+from test_end_to_end import JOBS, job, setup_queues
+
+REPO = Path(__file__).resolve().parents[2]
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/berth-system/leases"
+
+pytestmark = pytest.mark.db
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _kubeconfig(path: Path, server: str) -> Path:
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "fake", "cluster": {"server": server}}],
+        "users": [{"name": "berth", "user": {"token": "test"}}],
+        "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "berth"}}],
+        "current-context": "fake",
+    }
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def _certificate(folder: Path) -> Path:
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=localhost", "-keyout", str(folder / "tls.key"),
+         "-out", str(folder / "tls.crt")],
+        check=True, capture_output=True,
+    )
+    return folder
+
+
+def _until(check: Callable[[], bool], seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not reached")
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def serve(
+    with_crds: FakeKubectl, fake_api: FakeApiServer, db_url: str, tmp_path: Path
+) -> Iterator[dict[str, Any]]:
+    webhook_port = _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BERTH_")}
+    env["BERTH_POD_NAME"] = "berth-test-0"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "berth", "serve", "--port", str(_free_port()),
+         "--database-url", db_url, "--loop-interval", "0.2",
+         "--kubeconfig", str(_kubeconfig(tmp_path / "kubeconfig", fake_api.url)),
+         "--webhook-cert-dir", str(_certificate(tmp_path)),
+         "--webhook-port", str(webhook_port)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO,
+    )
+    try:
+        yield {"process": process, "webhook": f"https://127.0.0.1:{webhook_port}"}
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=30)
+        print(output)
+
+
+def test_serve_in_kubernetes_mode_admits_a_job_and_holds_the_lease(
+    serve: dict[str, Any], with_crds: FakeKubectl
+) -> None:
+    setup_queues(with_crds)
+    with_crds.create(JOBS, job("first", 8))
+    with_crds.create(JOBS, job("second", 8))
+
+    def first_started() -> bool:
+        return with_crds.get(f"{JOBS}/first")["spec"].get("suspend") is False
+
+    _until(first_started)
+    first = with_crds.get(f"{JOBS}/first")["spec"]["template"]["spec"]
+    assert first["nodeSelector"] == {"zone": "a", "gpu": "h100"}
+    _until(lambda: "berth.dev/wait-reason" in with_crds.get(f"{JOBS}/second")["metadata"].get("annotations", {}))
+    second = with_crds.get(f"{JOBS}/second")
+    assert second["spec"]["suspend"] is True
+    assert second["metadata"]["annotations"]["berth.dev/wait-reason"] == "WaitingForQuota"
+    lease = with_crds.get(f"{LEASES}/berth-leader")
+    assert lease["spec"]["holderIdentity"] == "berth-test-0"
+
+
+def test_webhook_suspends_a_new_job_over_https(serve: dict[str, Any]) -> None:
+    review = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "abc-123",
+            "operation": "CREATE",
+            "kind": {"group": "batch", "version": "v1", "kind": "Job"},
+            "object": job("new", 1, suspend=False) | {"metadata": {"name": "new", "namespace": "team-a", "labels": {"kueue.x-k8s.io/queue-name": "main"}}},
+        },
+    }
+
+    def answer() -> httpx.Response | None:
+        try:
+            return httpx.post(f"{serve['webhook']}/mutate/batch/v1/jobs", json=review, verify=False, timeout=5)
+        except httpx.HTTPError:
+            return None
+
+    _until(lambda: answer() is not None)
+    response = answer()
+    assert response is not None and response.status_code == 200
+    body = response.json()["response"]
+    assert body["uid"] == "abc-123" and body["allowed"] is True
+    assert body["patchType"] == "JSONPatch"

@@ -1,0 +1,149 @@
+"""The pure pieces: Job patches, the workload document, the webhook, error translation."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+
+from admission.kube import templates
+from admission.kube.errors import Forbidden, Gone, KubernetesUnavailable, from_status
+from admission.kube.webhook import review_job
+from quota.errors import Conflict, InvalidInput, NotFound
+from quota.model import ResourceFlavor, Toleration
+
+H100 = ResourceFlavor(
+    "h100", node_labels={"gpu": "h100"}, tolerations=(Toleration("gpu", "Exists"),)
+)
+
+
+def job(
+    suspend: bool = True, annotations: dict[str, str] | None = None, **pod: Any
+) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "j", "namespace": "ns", "uid": "u1", "annotations": annotations or {}},
+        "spec": {"suspend": suspend, "template": {"spec": {"containers": [], **pod}}},
+    }
+
+
+def apply(obj: dict[str, Any], patch: dict[str, Any] | None) -> dict[str, Any]:
+    """RFC 7386, as the apiserver applies Berth's patches."""
+    if patch is None:
+        return obj
+    out = dict(obj)
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, dict):
+            out[key] = apply(out.get(key) or {}, value)
+        else:
+            out[key] = value
+    return out
+
+
+@pytest.mark.parametrize(
+    "pod",
+    [
+        pytest.param({}, id="template without scheduling fields"),
+        pytest.param({"nodeSelector": {"zone": "a"}}, id="template with its own nodeSelector"),
+        pytest.param(
+            {"nodeSelector": {"gpu": "a100"}, "tolerations": [{"key": "x", "operator": "Exists"}]},
+            id="template whose selector the flavor overrides",
+        ),
+    ],
+)
+def test_admit_then_evict_gives_the_template_back(pod: dict[str, Any]) -> None:
+    original = job(**pod)
+    admitted = apply(original, templates.admit_patch(original, [H100]))
+    steered = admitted["spec"]["template"]["spec"]
+    assert steered["nodeSelector"]["gpu"] == "h100" and not admitted["spec"]["suspend"]
+    assert {"key": "gpu", "operator": "Exists"} in steered["tolerations"]
+    assert templates.admit_patch(admitted, [H100]) is None  # idempotent
+    evicted = apply(admitted, templates.evict_patch(admitted))
+    assert evicted["spec"]["suspend"] is True
+    assert evicted["spec"]["template"] == original["spec"]["template"]
+    assert templates.ORIGINAL_TEMPLATE not in templates.annotations_of(evicted)
+    assert templates.evict_patch(evicted) is None  # idempotent
+
+
+def test_reason_patch_only_when_the_reason_changes() -> None:
+    shown = apply(job(), templates.reason_patch(job(), "WaitingForQuota", "8 > 4"))
+    assert templates.annotations_of(shown)[templates.WAIT_REASON] == "WaitingForQuota"
+    assert templates.reason_patch(shown, "WaitingForQuota", "8 > 4") is None
+    assert templates.reason_patch(shown, "WaitingForQuota", "8 > 2") is not None
+
+
+def test_the_workload_asks_for_the_users_template_not_the_flavors() -> None:
+    original = job(nodeSelector={"zone": "a"})
+    admitted = apply(original, templates.admit_patch(original, [H100]))
+    doc = templates.workload_document({**admitted, "apiVersion": "batch/v1", "kind": "Job"})
+    assert doc["spec"]["template"]["spec"] == {"containers": [], "nodeSelector": {"zone": "a"}}
+    assert doc["metadata"]["annotations"] == {templates.JOB_UID: "u1"}
+
+
+@pytest.mark.parametrize(
+    ("conditions", "expected"),
+    [
+        pytest.param([], None, id="running"),
+        pytest.param([{"type": "Complete", "status": "True"}], "Complete", id="complete"),
+        pytest.param([{"type": "Failed", "status": "True"}], "Failed", id="failed"),
+        pytest.param([{"type": "Failed", "status": "False"}], None, id="condition not true"),
+    ],
+)
+def test_finished(conditions: list[dict[str, str]], expected: str | None) -> None:
+    assert templates.finished({"status": {"conditions": conditions}}) == expected
+
+
+def review(operation: str = "CREATE", **job_fields: Any) -> dict[str, Any]:
+    obj = {"metadata": {"labels": {"kueue.x-k8s.io/queue-name": "q"}}, "spec": {}, **job_fields}
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {"uid": "abc", "operation": operation, "object": obj},
+    }
+
+
+@pytest.mark.parametrize(
+    ("request_review", "patched"),
+    [
+        pytest.param(review(), True, id="queued Job without suspend is suspended"),
+        pytest.param(review(spec={"suspend": False}), True, id="suspend false is overridden"),
+        pytest.param(review(spec={"suspend": True}), False, id="already suspended passes"),
+        pytest.param(review(metadata={}), False, id="Job without queue label passes"),
+        pytest.param(review("UPDATE"), False, id="updates pass"),
+    ],
+)
+def test_webhook(request_review: dict[str, Any], patched: bool) -> None:
+    response = review_job(request_review)["response"]
+    assert response["uid"] == "abc" and response["allowed"] is True
+    if patched:
+        operations = json.loads(base64.b64decode(response["patch"]))
+        assert operations == [{"op": "add", "path": "/spec/suspend", "value": True}]
+        assert response["patchType"] == "JSONPatch"
+    else:
+        assert "patch" not in response
+
+
+def test_webhook_refuses_what_is_not_a_review() -> None:
+    with pytest.raises(InvalidInput):
+        review_job({"kind": "AdmissionReview"})
+
+
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [
+        pytest.param(404, NotFound, id="404 is NotFound"),
+        pytest.param(409, Conflict, id="409 is Conflict"),
+        pytest.param(410, Gone, id="410 is Gone"),
+        pytest.param(422, InvalidInput, id="422 is InvalidInput"),
+        pytest.param(403, Forbidden, id="403 is Forbidden"),
+        pytest.param(503, KubernetesUnavailable, id="503 is unavailable"),
+    ],
+)
+def test_api_errors_become_berth_errors(status: int, error: type[Exception]) -> None:
+    body = json.dumps({"kind": "Status", "message": "the reason", "code": status})
+    translated = from_status(status, body, "Job ns/j")
+    assert isinstance(translated, error)
+    assert "the reason" in str(translated)
