@@ -1,0 +1,156 @@
+"""Bearer-token authentication: ``admin`` tokens may change things, ``read`` tokens may look,
+and a read token can be limited to some namespaces' workloads (a tenant).
+
+Tokens come from settings as ``BERTH_TOKENS="tok1:admin,tok2:read,tok3:read:ns-a|ns-b"``.
+With none configured every request is allowed, which is only safe on a loopback address:
+``check_bind`` says so for the shell to log or refuse.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Annotated
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from api.deps import ContextDep
+from quota.errors import BerthError
+
+TOKENS_ENV = "BERTH_TOKENS"
+
+
+class Role(StrEnum):
+    ADMIN = "admin"
+    READ = "read"
+
+
+class Unauthorized(BerthError):
+    status = 401
+    code = "Unauthorized"
+
+
+class Forbidden(BerthError):
+    status = 403
+    code = "Forbidden"
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """What one token allows; ``namespaces`` None: every namespace."""
+
+    token: str
+    role: Role
+    namespaces: frozenset[str] | None = None
+
+    def may_see(self, namespace: str) -> bool:
+        return self.namespaces is None or namespace in self.namespaces
+
+
+def parse_tokens(text: str) -> tuple[Grant, ...]:
+    """Grants from ``token:role[:ns1|ns2],…``; ``ValueError`` says which entry is wrong."""
+    grants = []
+    for index, entry in enumerate(e.strip() for e in text.split(",")):
+        if not entry:
+            continue
+        parts = entry.split(":")
+        where = f"{TOKENS_ENV} entry {index + 1}"
+        if len(parts) not in (2, 3) or not parts[0]:
+            raise ValueError(f"{where}: expected token:role or token:read:ns-a|ns-b")
+        try:
+            role = Role(parts[1])
+        except ValueError:
+            raise ValueError(f"{where}: role must be admin or read, not {parts[1]!r}") from None
+        namespaces = None
+        if len(parts) == 3:
+            if role is not Role.READ:
+                raise ValueError(f"{where}: only read tokens can be limited to namespaces")
+            namespaces = frozenset(n for n in parts[2].split("|") if n)
+            if not namespaces:
+                raise ValueError(f"{where}: name at least one namespace after the role")
+        grants.append(Grant(parts[0], role, namespaces))
+    return tuple(grants)
+
+
+def tokens_from_env(env: Mapping[str, str] | None = None) -> tuple[Grant, ...]:
+    """The grants configured in ``BERTH_TOKENS`` (none when unset)."""
+    return parse_tokens((os.environ if env is None else env).get(TOKENS_ENV, ""))
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, tokens: Sequence[Grant]) -> str | None:
+    """``None`` when serving ``host`` is safe as configured; else what to say: a warning
+    (loopback without tokens: serve, unauthenticated) or a refusal (``is_loopback`` false)."""
+    if tokens:
+        return None
+    if is_loopback(host):
+        return (
+            f"no API tokens configured ({TOKENS_ENV}): the API is unauthenticated and "
+            f"listens on {host} only"
+        )
+    return (
+        f"refusing to listen on {host} without API tokens: set {TOKENS_ENV} "
+        "(e.g. 'secret1:admin,secret2:read') or listen on 127.0.0.1"
+    )
+
+
+def authenticate(tokens: Sequence[Grant], header: str | None) -> Grant | None:
+    """The grant a request's Authorization header carries; ``None`` when auth is off."""
+    if not tokens:
+        return None
+    scheme, _, presented = (header or "").partition(" ")
+    if scheme.lower() != "bearer" or not presented.strip():
+        raise Unauthorized("an Authorization: Bearer <token> header is required")
+    given = presented.strip().encode()
+    found = None
+    # Every configured token is compared, so the time taken does not tell which one matched.
+    for grant in tokens:
+        if hmac.compare_digest(given, grant.token.encode()) and found is None:
+            found = grant
+    if found is None:
+        raise Unauthorized("the bearer token is not valid")
+    return found
+
+
+def reader(request: Request, ctx: ContextDep) -> Grant | None:
+    """Dependency of every read route: any valid token (or none when auth is off)."""
+    return authenticate(ctx.tokens, request.headers.get("authorization"))
+
+
+def admin(caller: Annotated[Grant | None, Depends(reader)]) -> Grant | None:
+    """Dependency of every mutation: an admin token."""
+    if caller is not None and caller.role is not Role.ADMIN:
+        raise Forbidden("this token may only read: changes need an admin token")
+    return caller
+
+
+Caller = Annotated[Grant | None, Depends(reader)]
+
+
+def require_namespace(caller: Grant | None, namespace: str) -> None:
+    """``Forbidden`` when a tenant token asks about a namespace it is not given."""
+    if caller is not None and not caller.may_see(namespace):
+        raise Forbidden(f"this token may not see namespace {namespace!r}", field="namespace")
+
+
+def install(app: FastAPI) -> None:
+    """Answer 401 with the ``WWW-Authenticate`` challenge HTTP asks for."""
+
+    @app.exception_handler(Unauthorized)
+    async def unauthorized(_: Request, exc: Unauthorized) -> JSONResponse:
+        return JSONResponse(
+            {"error": exc.to_dict()}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
+        )

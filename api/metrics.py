@@ -1,0 +1,145 @@
+"""``GET /metrics`` in the Prometheus text format.
+
+Gauges and totals are read from the ledger at scrape time (grouped queries), so every
+replica reports the same numbers and nothing is lost across restarts; only the cycle
+timings are process-local, fed by the admission loop through ``observe_cycle``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import Response
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+
+from api.deps import AppContext, SessionScope
+from quota import ledger_read_metrics as aggregates
+from quota import ledger_read_queues as queues
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+router = APIRouter(tags=["metrics"])
+
+WAIT_BUCKETS = (1.0, 10.0, 30.0, 60.0, 300.0, 900.0, 1800.0, 3600.0, 7200.0, 21600.0, 86400.0)
+_FR = ["cluster_queue", "flavor", "resource"]
+
+# Process-wide: the loop runs in the same process as the API that serves them.
+CYCLE_DURATION = Histogram(
+    "berth_admission_cycle_duration_seconds",
+    "Time one admission cycle took: refresh, decide, commit",
+    buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+    registry=None,
+)
+DECISIONS = Histogram(
+    "berth_decisions_per_cycle",
+    "Admissions plus evictions decided in one admission cycle",
+    buckets=(0, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000),
+    registry=None,
+)
+
+
+def observe_cycle(duration_s: float, decisions: int) -> None:
+    """Record one admission cycle (for the admission loop to call after each cycle)."""
+    CYCLE_DURATION.observe(duration_s)
+    DECISIONS.observe(decisions)
+
+
+class LedgerCollector(Collector):
+    """Workload and quota figures, queried from the ledger when scraped."""
+
+    def __init__(self, sessions: SessionScope) -> None:
+        self.sessions = sessions
+
+    def collect(self) -> Iterator[Metric]:
+        with self.sessions() as session:
+            statuses = queues.queue_statuses(session)
+            events = aggregates.event_counts(session)
+            waits = aggregates.wait_times(session, WAIT_BUCKETS)
+        pending = GaugeMetricFamily(
+            "berth_pending_workloads",
+            "Pending workloads by ClusterQueue and primary wait reason",
+            labels=["cluster_queue", "reason"],
+        )
+        nominal = GaugeMetricFamily(
+            "berth_cluster_queue_nominal_quota", "Nominal quota (resource units)", labels=_FR
+        )
+        usage = GaugeMetricFamily(
+            "berth_cluster_queue_resource_usage", "Quota held by admitted workloads", labels=_FR
+        )
+        borrowed = GaugeMetricFamily(
+            "berth_cluster_queue_borrowed", "Quota used above nominal, from the cohort", labels=_FR
+        )
+        for status in statuses:
+            for code, count in status.pending_by_reason.items():
+                pending.add_metric([status.name, code], count)
+            for f in status.resources:
+                labels = [status.name, f.flavor, f.resource]
+                nominal.add_metric(labels, f.nominal / 1000)
+                usage.add_metric(labels, f.used / 1000)
+                borrowed.add_metric(labels, f.borrowed / 1000)
+        yield from (pending, nominal, usage, borrowed)
+        yield from _totals(events)
+        yield HistogramMetricFamily(
+            "berth_admission_wait_time_seconds",
+            "Time from submission to admission of admitted workloads",
+            buckets=[*((str(b), c) for b, c in waits.buckets), ("+Inf", waits.count)],
+            sum_value=waits.sum_seconds,
+        )
+
+
+def _totals(events: list[aggregates.EventCount]) -> Iterator[Metric]:
+    admitted = CounterMetricFamily(
+        "berth_admitted_workloads", "Admissions by ClusterQueue", labels=["cluster_queue"]
+    )
+    evicted = CounterMetricFamily(
+        "berth_evicted_workloads",
+        "Evictions by ClusterQueue and reason",
+        labels=["cluster_queue", "reason"],
+    )
+    finished = 0
+    admitted_by: dict[str, int] = {}
+    for e in events:
+        if e.type == "Admitted":
+            admitted_by[e.cluster_queue] = admitted_by.get(e.cluster_queue, 0) + e.count
+        elif e.type == "Evicted":
+            evicted.add_metric([e.cluster_queue, e.reason], e.count)
+        elif e.type == "Finished":
+            finished += e.count
+    for name, count in sorted(admitted_by.items()):
+        admitted.add_metric([name], count)
+    yield admitted
+    yield evicted
+    yield CounterMetricFamily("berth_finished_workloads", "Workloads finished", value=finished)
+
+
+def registry_for(context: AppContext) -> CollectorRegistry:
+    """A registry with the ledger figures of ``context`` and the process's cycle timings."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(LedgerCollector(context.session_scope))
+    registry.register(CYCLE_DURATION)
+    registry.register(DECISIONS)
+    return registry
+
+
+def install(app: FastAPI, context: AppContext) -> None:
+    app.state.berth_metrics = registry_for(context)
+    app.include_router(router)
+
+
+@router.get("/metrics", response_class=Response)
+async def metrics(request: Request) -> Response:
+    """Prometheus text exposition."""
+    registry: CollectorRegistry = request.app.state.berth_metrics
+    body = await run_in_threadpool(generate_latest, registry)
+    return Response(body, media_type=CONTENT_TYPE_LATEST)

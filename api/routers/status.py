@@ -1,0 +1,180 @@
+"""Live status: ``GET /api/v1/clusterqueues/{name}`` (manifest plus status),
+``/api/v1/status/clusterqueues`` (every queue's status, paged), ``/api/v1/cohorts/{name}``
+(the subtree summed) and ``/api/v1/usage`` (metered resource-seconds over a window)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from api.auth import Caller
+from api.deps import LedgerDep
+from api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_name_cursor, encode_cursor
+from api.schemas.base import Schema
+from api.schemas.status import (
+    ClusterQueueOut,
+    CohortOut,
+    FlavorStatus,
+    QueueStatusOut,
+    ResourceStatus,
+    UsageItem,
+    UsageReport,
+)
+from quota import ledger_read_queues as queues
+from quota import ledger_read_usage as metering
+from quota.errors import InvalidInput, NotFound, Problem
+from quota.manifests import to_manifest
+from quota.quantity import format_quantity
+
+router = APIRouter(prefix="/api/v1", tags=["status"])
+DEFAULT_WINDOW = timedelta(days=1)
+
+
+class QueueStatusItem(Schema):
+    name: str
+    cohort: str | None
+    status: QueueStatusOut
+
+
+class QueueStatusPage(Schema):
+    items: list[QueueStatusItem]
+    next_cursor: str | None
+
+
+@router.get("/clusterqueues/{name}")
+def get_cluster_queue(name: str, ledger: LedgerDep, _: Caller) -> ClusterQueueOut:
+    """One ClusterQueue: its spec plus live quota, usage, borrowing, lending and counts."""
+    found = queues.queue_statuses(ledger.session, [name])
+    if not found or found[0].spec is None:
+        raise NotFound(f"ClusterQueue {name!r} not found", field="name")
+    manifest: dict[str, Any] = to_manifest(found[0].spec)
+    return ClusterQueueOut(
+        api_version=str(manifest["apiVersion"]),
+        kind=str(manifest["kind"]),
+        metadata=dict(manifest["metadata"]),
+        spec=dict(manifest.get("spec") or {}),
+        status=status_out(found[0].resources, found[0]),
+    )
+
+
+@router.get("/status/clusterqueues")
+def list_queue_statuses(
+    ledger: LedgerDep, _: Caller, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
+) -> QueueStatusPage:
+    """Every ClusterQueue's live status, in name order, one page at a time."""
+    after = decode_name_cursor(cursor)
+    names = queues.queue_names(ledger.session, after=after, limit=limit + 1)
+    page = queues.queue_statuses(ledger.session, names[:limit])
+    return QueueStatusPage(
+        items=[
+            QueueStatusItem(name=s.name, cohort=s.cohort, status=status_out(s.resources, s))
+            for s in page
+        ],
+        next_cursor=encode_cursor(names[limit - 1]) if len(names) > limit else None,
+    )
+
+
+@router.get("/cohorts/{name}")
+def get_cohort(name: str, ledger: LedgerDep, _: Caller) -> CohortOut:
+    """A cohort's subtree: its queues and cohorts, their figures summed."""
+    found = queues.cohort_status(ledger.session, name)
+    if found is None:
+        raise NotFound(f"Cohort {name!r} not found", field="name")
+    declared = ledger.get("Cohort", name)
+    spec = None
+    if declared is not None:
+        stored = to_manifest(declared).get("spec")
+        spec = dict(stored) if isinstance(stored, dict) else {}
+    return CohortOut(
+        name=found.name,
+        parent=found.parent,
+        cohorts=list(found.cohorts),
+        cluster_queues=list(found.cluster_queues),
+        spec=spec,
+        status=status_out(found.resources, found),
+    )
+
+
+@router.get("/usage")
+def get_usage(
+    ledger: LedgerDep,
+    _: Caller,
+    start: Annotated[datetime | None, Query(alias="from", description="default: 24h ago")] = None,
+    end: Annotated[datetime | None, Query(alias="to", description="default: now")] = None,
+    group_by: Annotated[
+        str,
+        Query(alias="groupBy", description="comma-separated: clusterQueue, flavor, namespace"),
+    ] = "clusterQueue,flavor",
+) -> UsageReport:
+    """Metered resource-seconds per group and resource over [from, to)."""
+    groups = [g.strip() for g in group_by.split(",") if g.strip()]
+    unknown = [g for g in groups if g not in metering.GROUPS]
+    if unknown or len(set(groups)) != len(groups):
+        raise _invalid(
+            f"groupBy takes distinct names from: {', '.join(metering.GROUPS)}", "groupBy"
+        )
+    end = _aware(end, "to") or datetime.now(UTC)
+    start = _aware(start, "from") or end - DEFAULT_WINDOW
+    if start >= end:
+        raise _invalid("'from' must be before 'to'", "from")
+    lines = metering.usage(ledger.session, start, end, groups)
+    return UsageReport.model_validate(
+        {
+            "from": start,
+            "to": end,
+            "groupBy": groups,
+            "items": [
+                UsageItem(
+                    group=dict(line.group),
+                    resource=line.resource,
+                    resource_seconds=line.milli_seconds / 1000,
+                    resource_hours=round(line.milli_seconds / 3_600_000, 6),
+                    workloads=line.workloads,
+                    cost=None,
+                )
+                for line in lines
+            ],
+        }
+    )
+
+
+def status_out(
+    resources: Sequence[queues.ResourceFigures], counts: queues.QueueStatus | queues.CohortStatus
+) -> QueueStatusOut:
+    """Figures grouped per flavor, as quantity strings."""
+    flavors: dict[str, list[ResourceStatus]] = {}
+    for f in resources:
+        flavors.setdefault(f.flavor, []).append(
+            ResourceStatus(
+                name=f.resource,
+                nominal=format_quantity(f.nominal, f.resource),
+                borrowing_limit=_limit(f.borrowing_limit, f.resource),
+                lending_limit=_limit(f.lending_limit, f.resource),
+                used=format_quantity(f.used, f.resource),
+                borrowed=format_quantity(f.borrowed, f.resource),
+                lent=format_quantity(f.lent, f.resource),
+            )
+        )
+    return QueueStatusOut(
+        flavors=[FlavorStatus(name=n, resources=r) for n, r in flavors.items()],
+        pending_workloads=counts.pending,
+        admitted_workloads=counts.admitted,
+        pending_by_reason=dict(counts.pending_by_reason),
+    )
+
+
+def _limit(value: int | None, resource: str) -> str | None:
+    return None if value is None else format_quantity(value, resource)
+
+
+def _aware(value: datetime | None, field: str) -> datetime | None:
+    if value is not None and value.tzinfo is None:
+        raise _invalid("give a time zone (e.g. 2026-01-02T03:04:05Z)", field)
+    return value
+
+
+def _invalid(message: str, field: str) -> InvalidInput:
+    return InvalidInput([Problem(message, source="request", field=field)])

@@ -1,0 +1,212 @@
+"""``GET /api/v1/workloads`` (filtered pages), ``…/{namespace}/{name}`` (why it waits, who
+is ahead, when it may start) and ``…/{namespace}/{name}/history`` (its timeline)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from api.auth import Caller, Grant, require_namespace
+from api.deps import LedgerDep
+from api.estimate import entry_seconds, estimate_start, timeline_summary
+from api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_cursor, encode_cursor
+from api.schemas.workloads import (
+    AdmissionOut,
+    AheadOut,
+    EstimatedStart,
+    EventOut,
+    PodSetAdmissionOut,
+    PodSetOut,
+    Reason,
+    TimelineOut,
+    WorkloadDetail,
+    WorkloadHistory,
+    WorkloadPage,
+    WorkloadSummary,
+)
+from quota import ledger_read_history as history_reads
+from quota import ledger_reads as reads
+from quota.errors import NotFound
+from quota.quantity import format_resources
+from quota.reasons import WaitReason
+from quota.workload import WorkloadState
+
+router = APIRouter(prefix="/api/v1", tags=["workloads"])
+AHEAD_SHOWN = 5
+HIDDEN = "(another namespace)"
+
+
+@router.get("/workloads")
+def list_workloads(
+    ledger: LedgerDep,
+    caller: Caller,
+    namespace: Annotated[str | None, Query()] = None,
+    cluster_queue: Annotated[str | None, Query(alias="clusterQueue")] = None,
+    state: Annotated[WorkloadState | None, Query()] = None,
+    reason: Annotated[WaitReason | None, Query(description="primary wait reason")] = None,
+    limit: Limit = DEFAULT_LIMIT,
+    cursor: Cursor = None,
+) -> WorkloadPage:
+    """Workloads, filtered, one page at a time (in submission order)."""
+    namespaces: list[str] | None = None
+    if namespace is not None:
+        require_namespace(caller, namespace)
+        namespaces = [namespace]
+    elif caller is not None and caller.namespaces is not None:
+        namespaces = sorted(caller.namespaces)
+    where = reads.WorkloadFilter(
+        namespaces=namespaces,
+        cluster_queue=cluster_queue,
+        state=state,
+        reason=str(reason) if reason is not None else None,
+    )
+    views = reads.list_workload_views(
+        ledger.session, where, after_id=decode_cursor(cursor), limit=limit + 1
+    )
+    more = len(views) > limit
+    views = views[:limit]
+    return WorkloadPage(
+        items=[_summary(v) for v in views],
+        next_cursor=encode_cursor(views[-1].id) if more else None,
+    )
+
+
+@router.get("/workloads/{namespace}/{name}")
+def get_workload(namespace: str, name: str, ledger: LedgerDep, caller: Caller) -> WorkloadDetail:
+    """One workload: state, admission, why it waits, who is ahead, when it may start."""
+    view = _find(ledger, caller, namespace, name)
+    now = datetime.now(UTC)
+    ahead: list[reads.AheadEntry] = []
+    ahead_count = None
+    estimate = None
+    if view.state is WorkloadState.PENDING and view.cluster_queue is not None:
+        ahead = reads.workloads_ahead(ledger.session, view.cluster_queue, view.position,
+                                      AHEAD_SHOWN)  # fmt: skip
+        if view.position is not None:
+            ahead_count = view.position - 1
+            found = estimate_start(
+                view.reason_code,
+                ahead_count,
+                reads.run_times(ledger.session, view.cluster_queue),
+                now,
+                view.cluster_queue,
+            )
+            if found is not None:
+                estimate = EstimatedStart(at=found.at, basis=found.basis)
+    summary = _summary(view)
+    return WorkloadDetail(
+        **summary.model_dump(),
+        pod_sets=[
+            PodSetOut(
+                name=p.name,
+                count=p.count,
+                min_count=p.min_count,
+                requests=format_resources(dict(p.requests)),
+            )
+            for p in view.pod_sets
+        ],
+        admission=_admission(view),
+        reasons=[Reason.model_validate(dict(r)) for r in view.reasons],
+        hints=list(view.hints),
+        ahead=[_ahead(a, caller) for a in ahead],
+        ahead_count=ahead_count,
+        estimated_start=estimate,
+        evaluated_at=view.evaluated_at,
+    )
+
+
+@router.get("/workloads/{namespace}/{name}/history")
+def get_history(namespace: str, name: str, ledger: LedgerDep, caller: Caller) -> WorkloadHistory:
+    """The reason timeline with durations, and the admissions, evictions and requeues."""
+    view = _find(ledger, caller, namespace, name)
+    now = datetime.now(UTC)
+    entries = history_reads.timeline(ledger.session, view.id)
+    events = [
+        EventOut(at=e.at, type=e.type, reason=e.reason, details=dict(e.details))
+        for e in history_reads.events(ledger.session, view.id)
+    ]
+    summary, waited = timeline_summary(entries, now)
+    return WorkloadHistory(
+        namespace=view.namespace,
+        name=view.name,
+        state=str(view.state),
+        summary=summary,
+        waited_seconds=waited,
+        timeline=[
+            TimelineOut(
+                code=e.code,
+                message=e.message,
+                details=dict(e.details),
+                since=e.since,
+                until=e.until,
+                seconds=entry_seconds(e, now),
+            )
+            for e in entries
+        ],
+        events=events,
+        admissions=sum(1 for e in events if e.type == "Admitted"),
+        evictions=[e for e in events if e.type == "Evicted"],
+    )
+
+
+def _find(ledger: LedgerDep, caller: Grant | None, namespace: str, name: str) -> reads.WorkloadView:
+    require_namespace(caller, namespace)
+    view = reads.get_workload_view(ledger.session, namespace, name)
+    if view is None:
+        raise NotFound(f"Workload {namespace}/{name} not found", field="name")
+    return view
+
+
+def _summary(view: reads.WorkloadView) -> WorkloadSummary:
+    primary = view.reasons[0] if view.reasons else None
+    return WorkloadSummary(
+        namespace=view.namespace,
+        name=view.name,
+        kind=view.kind,
+        queue_name=view.queue_name,
+        cluster_queue=view.cluster_queue,
+        priority=view.priority,
+        priority_class_name=view.priority_class,
+        state=str(view.state),
+        active=view.active,
+        created_at=view.created_at,
+        admitted_at=view.admitted_at,
+        finished_at=view.finished_at,
+        eviction_count=view.eviction_count,
+        requests=format_resources(view.requests()),
+        reason=view.reason_code,
+        message=str(primary.get("message", "")) if primary is not None else None,
+        position=view.position,
+    )
+
+
+def _admission(view: reads.WorkloadView) -> AdmissionOut | None:
+    if view.admission is None:
+        return None
+    return AdmissionOut(
+        cluster_queue=view.admission.cluster_queue,
+        pod_set_assignments=[
+            PodSetAdmissionOut(
+                name=a.name,
+                count=a.count,
+                flavors=dict(a.flavors),
+                usage=format_resources(dict(a.usage)),
+            )
+            for a in view.admission.pod_sets
+        ],
+    )
+
+
+def _ahead(entry: reads.AheadEntry, caller: Grant | None) -> AheadOut:
+    # A tenant sees that work is ahead of it, and how big, but not other tenants' names.
+    visible = caller is None or caller.may_see(entry.namespace)
+    return AheadOut(
+        namespace=entry.namespace if visible else HIDDEN,
+        name=entry.name if visible else HIDDEN,
+        priority=entry.priority,
+        position=entry.position,
+        requests=format_resources(dict(entry.requests)),
+        reason=entry.reason_code,
+    )

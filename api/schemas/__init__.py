@@ -1,0 +1,1 @@
+"""Pydantic response models of the read API (the OpenAPI document is built from them)."""

@@ -1,0 +1,121 @@
+"""Response models of the workload read endpoints."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import Field
+
+from api.schemas.base import Schema
+
+
+class Reason(Schema):
+    """One wait reason (spec/wait-reasons.md): a code, a sentence with numbers, details."""
+
+    code: str
+    message: str = ""
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class PodSetOut(Schema):
+    name: str
+    count: int
+    min_count: int | None = None
+    requests: dict[str, str] = Field(description="per pod, Kubernetes quantity strings")
+
+
+class PodSetAdmissionOut(Schema):
+    name: str
+    count: int
+    flavors: dict[str, str] = Field(description="resource → flavor")
+    usage: dict[str, str] = Field(description="resource → quantity held")
+
+
+class AdmissionOut(Schema):
+    cluster_queue: str
+    pod_set_assignments: list[PodSetAdmissionOut]
+
+
+class AheadOut(Schema):
+    """A workload ahead in the same ClusterQueue's pending order."""
+
+    namespace: str
+    name: str = Field(description="the name, or null when the caller may not see it")
+    priority: int
+    position: int
+    requests: dict[str, str] = Field(description="all pods, quantity strings")
+    reason: str | None = None
+
+
+class EstimatedStart(Schema):
+    at: datetime
+    basis: str = Field(description="how the estimate was made, in words")
+
+
+class WorkloadSummary(Schema):
+    """A workload as lists show it."""
+
+    namespace: str
+    name: str
+    kind: str
+    queue_name: str
+    cluster_queue: str | None
+    priority: int
+    priority_class_name: str | None
+    state: str
+    active: bool
+    created_at: datetime
+    admitted_at: datetime | None
+    finished_at: datetime | None
+    eviction_count: int
+    requests: dict[str, str] = Field(description="all pods, quantity strings")
+    reason: str | None = Field(description="primary wait reason code (pending only)")
+    message: str | None = Field(description="the primary reason's sentence")
+    position: int | None = Field(description="1-based place in its ClusterQueue's order")
+
+
+class WorkloadDetail(WorkloadSummary):
+    pod_sets: list[PodSetOut]
+    admission: AdmissionOut | None
+    reasons: list[Reason]
+    hints: list[str]
+    ahead: list[AheadOut] = Field(description="the head of its ClusterQueue, first few")
+    ahead_count: int | None = Field(description="how many workloads are ahead of it")
+    estimated_start: EstimatedStart | None = Field(
+        description="null when there is no history to estimate from, or waiting cannot help"
+    )
+    evaluated_at: datetime | None
+
+
+class WorkloadPage(Schema):
+    items: list[WorkloadSummary]
+    next_cursor: str | None = Field(description="pass as `cursor` for the next page")
+
+
+class TimelineOut(Schema):
+    code: str
+    message: str
+    details: dict[str, Any]
+    since: datetime
+    until: datetime | None = Field(description="null while it is the current reason")
+    seconds: float = Field(description="how long it lasted (so far, if current)")
+
+
+class EventOut(Schema):
+    at: datetime
+    type: str = Field(description="Admitted | Evicted | Requeued | Finished")
+    reason: str | None
+    details: dict[str, Any]
+
+
+class WorkloadHistory(Schema):
+    namespace: str
+    name: str
+    state: str
+    summary: str = Field(description='e.g. "waited 2h40m: 2h WaitingForQuota, then 40m …"')
+    waited_seconds: float
+    timeline: list[TimelineOut]
+    events: list[EventOut]
+    admissions: int
+    evictions: list[EventOut]

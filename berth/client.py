@@ -1,0 +1,84 @@
+"""The REST client the CLI's read commands use: ``--server`` (default
+http://127.0.0.1:8000, or ``$BERTH_SERVER``) and a bearer token from ``$BERTH_TOKEN``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import httpx
+
+DEFAULT_SERVER = "http://127.0.0.1:8000"
+SERVER_ENV = "BERTH_SERVER"
+TOKEN_ENV = "BERTH_TOKEN"
+
+
+class ApiError(Exception):
+    """The server answered with an error, or could not be reached (``status`` 0)."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+class BerthClient:
+    def __init__(
+        self,
+        server: str | None = None,
+        token: str | None = None,
+        *,
+        timeout: float = 10.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.server = (server or os.environ.get(SERVER_ENV) or DEFAULT_SERVER).rstrip("/")
+        token = token if token is not None else os.environ.get(TOKEN_ENV)
+        headers = {"authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.Client(
+            base_url=self.server, headers=headers, timeout=timeout, transport=transport
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> BerthClient:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def get(self, path: str, params: Mapping[str, str | int] | None = None) -> Any:
+        """The JSON body of ``GET path``; ``ApiError`` on an error answer."""
+        try:
+            response = self._http.get(path, params=dict(params or {}))
+        except httpx.HTTPError as exc:
+            raise ApiError(0, "Unreachable", f"cannot reach Berth at {self.server}: {exc}") from exc
+        if response.status_code >= 400:
+            raise _error(response)
+        return response.json()
+
+    def pages(self, path: str, params: Mapping[str, str | int] | None = None) -> Iterator[Any]:
+        """Every item of a paginated list, following ``nextCursor``."""
+        query: dict[str, str | int] = {"limit": 500, **(params or {})}
+        while True:
+            page = self.get(path, query)
+            yield from page["items"]
+            if not page.get("nextCursor"):
+                return
+            query["cursor"] = page["nextCursor"]
+
+    def workload(self, namespace: str, name: str) -> Any:
+        return self.get(f"/api/v1/workloads/{namespace}/{name}")
+
+    def history(self, namespace: str, name: str) -> Any:
+        return self.get(f"/api/v1/workloads/{namespace}/{name}/history")
+
+
+def _error(response: httpx.Response) -> ApiError:
+    try:
+        error = response.json()["error"]
+        return ApiError(response.status_code, str(error["code"]), str(error["message"]))
+    except (ValueError, KeyError, TypeError):
+        return ApiError(response.status_code, "HTTPError", response.text[:200] or "no body")

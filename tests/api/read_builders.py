@@ -1,0 +1,144 @@
+"""Builders for the read-API tests: a ledger driven through the real submit path and the
+real admission loop on a settable clock, and a Berth server (optionally with tokens)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import sqlalchemy as sa
+import uvicorn
+from sqlalchemy.orm import sessionmaker
+
+from admission.actuation import Actuation
+from admission.loop import AdmissionLoop
+from admission.submit import finish_workload, submit_workload
+from api.app import create_app
+from api.auth import Grant
+from api.deps import AppContext, Readiness
+from quota.apply import apply_objects, parse_texts
+from quota.ledger import Ledger
+
+GPU = "nvidia.com/gpu"
+
+
+def pool(*queues: tuple[str, int], cohort: str | None = "all") -> str:
+    """Flavor ``h100``; per (name, GPUs) a ClusterQueue and a LocalQueue ``main`` in the
+    namespace of the same name."""
+    docs = ["apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: h100}\n"]
+    for name, gpus in queues:
+        extra = f"  cohort: {cohort}\n" if cohort else ""
+        docs.append(
+            f"apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {{name: {name}}}\n"
+            f"spec:\n{extra}  namespaceSelector: {{}}\n  resourceGroups:\n"
+            f"    - coveredResources: [{GPU}]\n      flavors:\n        - name: h100\n"
+            f"          resources:\n            - {{name: {GPU}, nominalQuota: {gpus}}}\n"
+        )
+        docs.append(
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
+            f"metadata: {{name: main, namespace: {name}}}\nspec: {{clusterQueue: {name}}}\n"
+        )
+    return "---\n".join(docs)
+
+
+def job(name: str, gpus: int, namespace: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": namespace,
+                     "labels": {"kueue.x-k8s.io/queue-name": "main"}},
+        "spec": {"template": {"spec": {"containers": [
+            {"name": "main", "image": "trainer", "resources": {"limits": {GPU: str(gpus)}}}
+        ]}}},
+    }  # fmt: skip
+
+
+class _Quiet:
+    async def actuate(self, actions: Sequence[Actuation]) -> None:
+        return None
+
+
+@dataclass
+class World:
+    """A ledger whose clock the test moves: submit, finish and run cycles at ``now``."""
+
+    url: str
+    now: datetime = field(default_factory=lambda: datetime.now(UTC) - timedelta(hours=6))
+
+    def __post_init__(self) -> None:
+        self.start = self.now
+        self.engine = sa.create_engine(self.url, poolclass=sa.NullPool)
+        self.sessions = sessionmaker(self.engine, expire_on_commit=False).begin
+        self.loop = AdmissionLoop(self.sessions, _Quiet(), clock=lambda: self.now)
+        self._began = False
+
+    def apply(self, text: str) -> None:
+        with self.sessions() as session:
+            apply_objects(Ledger(session), parse_texts([("test", text)]), actor="test")
+
+    def submit(self, name: str, gpus: int, namespace: str) -> None:
+        with self.sessions() as session:
+            submit_workload(Ledger(session), job(name, gpus, namespace), now=self.now,
+                            actor="test")  # fmt: skip
+
+    def finish(self, namespace: str, name: str) -> None:
+        with self.sessions() as session:
+            finish_workload(Ledger(session), namespace, name, now=self.now, actor="test")
+
+    def cycle(self) -> None:
+        async def run() -> None:
+            if not self._began:
+                await self.loop.begin()
+                self._began = True
+            await self.loop.cycle()
+
+        asyncio.run(run())
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def serve(url: str, tokens: Sequence[Grant] = ()) -> Iterator[httpx.Client]:
+    """Berth under uvicorn on a loopback port over ``url``; a client for it."""
+    engine = sa.create_engine(url)
+    context = AppContext(
+        session_scope=sessionmaker(engine, expire_on_commit=False).begin,
+        readiness=lambda: Readiness(True, "test"),
+        tokens=tuple(tokens),
+    )
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(context), host="127.0.0.1", port=_free_port(),
+                       log_level="warning")
+    )  # fmt: skip
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "the test API server did not start"
+        time.sleep(0.02)
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{server.config.port}", timeout=30) as client:
+            yield client
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        engine.dispose()
