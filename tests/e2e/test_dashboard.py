@@ -1,0 +1,318 @@
+"""The admin dashboard in a real headless Chromium, against a ledger seeded the real way
+(apply a pool, submit Jobs, run an admission cycle) and served by uvicorn over HTTP.
+
+Chromium comes from Debian's ``chromium`` package (CI installs it); without it this test
+fails rather than skips, so a missing browser cannot pass unnoticed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import sqlalchemy as sa
+import uvicorn
+from sqlalchemy.orm import sessionmaker
+
+from admission.actuation import StandaloneActuator
+from admission.loop import AdmissionLoop
+from admission.submit import submit_workload
+from api.app import create_app
+from api.auth import Grant, Role
+from api.deps import AppContext, Readiness
+from api.routers.dashboard import asset_path
+from quota.apply import apply_objects, parse_texts
+from quota.ledger import Ledger
+
+pytestmark = pytest.mark.db
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts"
+GRAFANA = REPO / "deploy" / "grafana" / "berth.json"
+GPU = "nvidia.com/gpu"
+
+POOL = """
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100}
+spec: {nodeLabels: {gpu: h100}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: team-a}
+spec:
+  cohort: research
+  namespaceSelector: {}
+  resourceGroups:
+    - coveredResources: [nvidia.com/gpu]
+      flavors:
+        - name: h100
+          resources: [{name: nvidia.com/gpu, nominalQuota: 16}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: team-b}
+spec:
+  cohort: research
+  namespaceSelector: {}
+  resourceGroups:
+    - coveredResources: [nvidia.com/gpu]
+      flavors:
+        - name: h100
+          resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: main, namespace: team-a}
+spec: {clusterQueue: team-a}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: main, namespace: team-b}
+spec: {clusterQueue: team-b}
+""" + "".join(
+    f"""---
+apiVersion: v1
+kind: Node
+metadata:
+  name: gpu-{i}
+  labels: {{gpu: h100}}
+  annotations: {{{'berth.dev/health: Degraded' if i == 3 else ''}}}
+status:
+  capacity: {{nvidia.com/gpu: "8"}}
+  allocatable: {{nvidia.com/gpu: "{6 if i == 3 else 8}"}}
+"""
+    for i in (1, 2, 3)
+)
+
+
+def _job(namespace: str, name: str, gpus: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": namespace,
+                     "labels": {"kueue.x-k8s.io/queue-name": "main"}},
+        "spec": {"template": {"spec": {"containers": [
+            {"name": "main", "image": "trainer", "resources": {"limits": {GPU: str(gpus)}}}
+        ]}}},
+    }
+
+
+# team-a runs 2×4 of its 16 GPUs; team-b runs 12 on 8 of its own (borrowing 4 from team-a);
+# three 10-GPU jobs of team-a then wait for quota (4 left in the cohort), and one 40-GPU job
+# of team-b can never fit.
+ADMITTED = [("team-a", "train-1", 4), ("team-a", "train-2", 4), ("team-b", "big-1", 12)]
+WAITING = [("team-a", f"sweep-{i}", 10) for i in (1, 2, 3)] + [("team-b", "huge", 40)]
+
+
+async def _seed(sessions: Any) -> None:
+    with sessions() as session:
+        apply_objects(Ledger(session), parse_texts([("pool", POOL)]), actor="test")
+    loop = AdmissionLoop(sessions, StandaloneActuator())
+    await loop.begin()
+    for batch in (ADMITTED, WAITING):
+        for namespace, name, gpus in batch:
+            with sessions() as session:
+                submit_workload(Ledger(session), _job(namespace, name, gpus),
+                                now=datetime.now(UTC), actor="test")
+        await loop.cycle()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def _serving(db_url: str, tokens: tuple[Grant, ...] = ()) -> Iterator[str]:
+    """Base URL of Berth's API and dashboard over a seeded ledger."""
+    engine = sa.create_engine(db_url)
+    sessions = sessionmaker(engine, expire_on_commit=False).begin
+    # Its own thread: Playwright's sync API may already run an event loop in this one.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, _seed(sessions)).result()
+    app = create_app(AppContext(session_scope=sessions, readiness=lambda: Readiness(True, "test"),
+                                tokens=tokens))
+    port = _free_port()
+    uv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=uv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not uv.started:
+        assert time.monotonic() < deadline, "the test API server did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        uv.should_exit = True
+        thread.join(timeout=10)
+        engine.dispose()
+
+
+@pytest.fixture
+def server(db_url: str) -> Iterator[str]:
+    with _serving(db_url) as url:
+        yield url
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"{CHROMIUM} not found: the dashboard test needs Debian's chromium package "
+            "(apt-get install -y chromium)"
+        )
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("the dashboard test needs Playwright for Python: pip install -e '.[test]'")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def test_dashboard_shows_the_seeded_ledger_and_drills_into_a_workload(
+    server: str, browser: Any
+) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 1700})
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    page.goto(server + "/")
+
+    team_a = page.locator('#queues-body .queue[data-queue="team-a"] .figure[data-flavor="h100"]')
+    team_b = page.locator('#queues-body .queue[data-queue="team-b"] .figure[data-flavor="h100"]')
+    page.wait_for_selector('#queues-body .queue[data-queue="team-a"]')
+    assert team_a.locator(".usage").inner_text() == "8 / 16 GPUs"
+    assert team_a.locator(".tag.lent").inner_text() == "4 GPUs lent"
+    assert team_b.locator(".usage").inner_text() == "12 / 8 GPUs"
+    assert team_b.locator(".tag.borrowed").inner_text() == "+4 GPUs borrowed"
+    assert "borrowing limit unlimited" in (team_b.locator(".bar").get_attribute("title") or "")
+
+    pool = page.locator('#pool-body tr[data-flavor="h100"][data-resource="nvidia.com/gpu"]')
+    page.wait_for_selector('#pool-body tr[data-flavor="h100"]')
+    assert pool.locator(".pool-free").inner_text() == "2 / 24 GPUs free"  # 24 − 2 bad − 20
+
+    page.wait_for_selector('#nodes-body tr[data-node="gpu-3"]')
+    assert "Degraded" in page.locator('#nodes-body tr[data-node="gpu-3"]').inner_text()
+    assert "2 unhealthy" in page.locator('#nodes-body tr[data-node="gpu-3"]').inner_text()
+
+    waits_a = page.locator('#waits-body tr[data-queue="team-a"]')
+    page.wait_for_selector('#waits-body tr[data-queue="team-a"]')
+    assert waits_a.locator(".chip").all_inner_texts() == ["WaitingForQuota 3"]
+    assert page.locator('#waits-body tr[data-queue="team-b"] .chip').all_inner_texts() == [
+        "ExceedsMaxQuota 1"
+    ]
+    cohort = page.locator('#cohorts-body li.cohort[data-cohort="research"]')
+    page.wait_for_selector('#cohorts-body li.cohort[data-cohort="research"]')
+    assert "h100: 20 / 24 GPUs" in cohort.inner_text()
+
+    waits_a.locator('.chip[data-reason="WaitingForQuota"]').click()
+    rows = page.locator("#waitlist-body tr.clickable")
+    rows.first.wait_for()
+    assert sorted(rows.evaluate_all("rs => rs.map(r => r.dataset.workload)")) == [
+        "team-a/sweep-1", "team-a/sweep-2", "team-a/sweep-3"
+    ]
+    page.locator('#waitlist-body tr[data-workload="team-a/sweep-2"]').click()
+
+    expected = httpx.get(f"{server}/api/v1/workloads/team-a/sweep-2").json()
+    reason = page.locator('#workload-body .primary-reason[data-reason="WaitingForQuota"]')
+    reason.wait_for()
+    assert expected["reasons"][0]["message"] in reason.inner_text()
+    assert "team-a/sweep-2" in page.locator("#workload-body h3").inner_text()
+    assert "WaitingForQuota" in page.locator("#workload-body .wl-timeline").inner_text()
+
+    assert "3 admissions" in page.locator("#trends-body").inner_text()
+    assert "team-a" in page.locator("#usage-body").inner_text()
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.wait_for_timeout(300)  # let the smooth scroll settle before the picture
+    page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)
+    assert not problems, problems
+
+
+def test_the_grafana_dashboard_queries_only_metrics_berth_exports(server: str) -> None:
+    dashboard = json.loads(GRAFANA.read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    used = set(re.findall(r"\bberth_[a-z_]+", " ".join(exprs)))
+    text = httpx.get(f"{server}/metrics").text
+    exported = set(re.findall(r"^(berth_[a-z_]+)[{ ]", text, flags=re.MULTILINE))
+    # A family without samples yet (no eviction so far) still declares itself.
+    suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count")}
+    for name, kind in re.findall(r"^# TYPE (berth_[a-z_]+) (\w+)", text, flags=re.MULTILINE):
+        exported |= {name.removesuffix("_total") + s for s in suffixes.get(kind, ("",))}
+    assert used, "the dashboard queries no berth_ metric"
+    assert used <= exported, f"queried but not exported: {sorted(used - exported)}"
+    assert 'berth_pending_workloads{cluster_queue="team-a",reason="WaitingForQuota"} 3.0' in text
+
+
+def test_the_page_asks_for_a_token_when_the_api_requires_one(db_url: str, browser: Any) -> None:
+    with _serving(db_url, tokens=(Grant("s3cret-read", Role.READ),)) as url:
+        page = browser.new_page()
+        page.goto(url + "/")
+        page.locator("#auth").wait_for(state="visible")
+        assert page.locator("#queues-body .queue").count() == 0
+        page.fill("#auth-token", "s3cret-read")
+        page.click("#auth-form button")
+        page.wait_for_selector('#queues-body .queue[data-queue="team-a"]')
+        page.locator("#auth").wait_for(state="hidden")
+        page.reload()  # the token is remembered by this browser
+        page.wait_for_selector('#queues-body .queue[data-queue="team-a"]')
+        page.locator("#auth").wait_for(state="hidden")
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [
+        pytest.param("/static/js/main.js", 200, id="a shipped script"),
+        pytest.param("/static/style.css", 200, id="the stylesheet"),
+        pytest.param("/static/%2e%2e/app.py", 404, id="nothing outside the folder"),
+        pytest.param("/static/nothing.js", 404, id="an asset that does not exist"),
+    ],
+)
+def test_assets_come_only_from_the_static_folder(server: str, path: str, status: int) -> None:
+    with httpx.Client() as client:
+        response = client.send(client.build_request("GET", server + path))
+    assert response.status_code == status
+
+
+@pytest.mark.parametrize(
+    ("path", "served"),
+    [
+        pytest.param("page.js", True, id="a script inside"),
+        pytest.param("../secret.js", False, id="dot segments out of the folder"),
+        pytest.param("link.js", False, id="a symlink pointing out of the folder"),
+        pytest.param("notes.txt", False, id="a type the dashboard does not serve"),
+    ],
+)
+def test_asset_paths_stay_inside_the_static_folder(tmp_path: Path, path: str, served: bool) -> None:
+    root = tmp_path / "static"
+    root.mkdir()
+    (root / "page.js").write_text("")
+    (root / "notes.txt").write_text("")
+    (tmp_path / "secret.js").write_text("")
+    (root / "link.js").symlink_to(tmp_path / "secret.js")
+    assert (asset_path(root, path) is not None) is served
