@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
-from api import errors
+from api import auth, errors, metrics
+from api.body_limit import BodyLimit
 from api.deps import AppContext
-from api.routers import apply, health, objects
+from api.input_guard import no_nul
+from api.routers import (
+    apply,
+    dashboard,
+    health,
+    objects,
+    simulate,
+    status,
+    webhook,
+    workload_actions,
+    workloads,
+)
 
 
 def create_app(context: AppContext) -> FastAPI:
@@ -18,7 +30,20 @@ def create_app(context: AppContext) -> FastAPI:
     )
     app.state.berth = context
     errors.install(app)
+    auth.install(app)
+    app.add_middleware(BodyLimit)
+    # Parameters are checked before the token: both run before any query or write.
+    read = [Depends(no_nul), Depends(auth.reader)]
+    admin = [Depends(no_nul), Depends(auth.admin)]
     app.include_router(health.router)
-    app.include_router(apply.router)
-    app.include_router(objects.router)  # last: its /{plural} paths would shadow fixed ones
+    metrics.install(app, context)
+    app.include_router(apply.router, dependencies=admin)
+    app.include_router(workload_actions.router, dependencies=admin)
+    app.include_router(simulate.router, dependencies=admin)
+    app.include_router(webhook.router)
+    app.include_router(dashboard.router)
+    app.include_router(workloads.router, dependencies=read)
+    app.include_router(status.router, dependencies=read)
+    # last: its /{plural} paths would shadow fixed ones
+    app.include_router(objects.router, dependencies=read)
     return app

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
 from quota.ledger import Ledger
+
+if TYPE_CHECKING:
+    from api.auth import Grant
 
 SessionScope = Callable[[], AbstractContextManager[Session]]
 
@@ -27,6 +30,7 @@ class AppContext:
 
     session_scope: SessionScope  # one transaction: commits on success, rolls back on error
     readiness: Callable[[], Readiness]
+    tokens: Sequence[Grant] = ()  # none: every request allowed (loopback only, see api.auth)
 
 
 def context(request: Request) -> AppContext:

@@ -38,6 +38,35 @@ def build_parser() -> argparse.ArgumentParser:
     _database_flags(serve)
     serve.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port to listen on (default 8000)")
+    serve.add_argument(
+        "--no-loop",
+        action="store_true",
+        help="serve the API only; never run admission cycles on this replica",
+    )
+    serve.add_argument(
+        "--loop-interval",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="seconds between admission cycles when nothing changes (default 1)",
+    )
+
+    serve.add_argument(
+        "--demo",
+        action="store_true",
+        help="load a demo GPU pool and feed it a stream of synthetic jobs (see the dashboard at /)",
+    )
+    serve.add_argument(
+        "--kubeconfig",
+        help="Kubernetes mode: watch Jobs, Berth's CRDs and Nodes in this cluster "
+        "(in a pod, the in-cluster config is used without this flag)",
+    )
+    serve.add_argument(
+        "--webhook-cert-dir",
+        help="serve the mutating webhook over HTTPS with tls.crt/tls.key from this folder "
+        "(default: $BERTH_WEBHOOK_CERT_DIR)",
+    )
+    serve.add_argument("--webhook-port", type=int, help="HTTPS port of the webhook (default 8443)")
 
     db = commands.add_parser("db", help="ledger migrations")
     _database_flags(db)
@@ -67,7 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     get.add_argument("name", nargs="?")
     get.add_argument("-n", "--namespace", help="namespace (LocalQueues)")
-    get.add_argument("-o", "--output", choices=["table", "yaml", "json"], default="table")
+    get.add_argument("-o", "--output", choices=["table", "yaml", "json", "wide"], default="table")
+    get.add_argument("--pending", action="store_true", help="workloads: pending only")
+    get.add_argument("--cluster-queue", help="workloads: one ClusterQueue")
+    get.add_argument("--server", help="workloads: Berth API URL (default $BERTH_SERVER)")
 
     delete = commands.add_parser("delete", help="delete objects by kind and name, or by manifest")
     _database_flags(delete)
@@ -76,6 +108,18 @@ def build_parser() -> argparse.ArgumentParser:
     delete.add_argument("-n", "--namespace")
     delete.add_argument("-f", "--filename", action="append", metavar="FILE|DIR|-")
 
+    why = commands.add_parser(
+        "why", help="why a workload waits, what would help, when it may start"
+    )
+    why.add_argument("workload", metavar="NAMESPACE/NAME")
+    why.add_argument(
+        "--server",
+        help="Berth API URL (default $BERTH_SERVER or http://127.0.0.1:8000); "
+        "token from $BERTH_TOKEN",
+    )
+    top = commands.add_parser("top", help="ClusterQueue quota usage bars")
+    top.add_argument("--server", help="Berth API URL (default $BERTH_SERVER)")
+
     simulate = commands.add_parser("simulate", help="run a what-if scenario offline")
     simulate.add_argument("file", help="scenario YAML (- for standard input)")
     simulate.add_argument("--format", choices=["json", "table"], default="json")
@@ -83,11 +127,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "serve" and args.demo and (args.no_loop or args.kubeconfig):
+        parser.error("--demo feeds its own jobs to the admission loop: drop --no-loop/--kubeconfig")
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    # httpx logs every request at INFO; the REST-backed commands print their own output.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     if args.command != "db":
         # Alembic narrates every migration step at INFO; only `berth db` wants that.
         logging.getLogger("alembic").setLevel(logging.WARNING)
@@ -111,6 +160,14 @@ def _dispatch(args: argparse.Namespace) -> int:
         from berth import db_cli
 
         return db_cli.run(args)
+    if args.command in ("why", "top") or (args.command == "get" and args.kind == "workloads"):
+        from berth import why_cli
+
+        if args.command == "why":
+            return why_cli.why(args)
+        if args.command == "top":
+            return why_cli.top(args)
+        return why_cli.get_workloads(args)
     if args.command in ("apply", "get", "delete"):
         from berth import objects_cli
 

@@ -230,6 +230,29 @@ class WorkloadRow(Base):
             "reason_code",
             postgresql_where=text("state = 'Pending'"),
         ),
+        Index("ix_workloads_change_xid", "change_xid"),
+        # The read API's lookups (see migration 0003).
+        Index(
+            "ix_workloads_pending_queue_position",
+            "namespace",
+            "queue_name",
+            "queue_position",
+            postgresql_where=text("state = 'Pending'"),
+        ),
+        Index(
+            "ix_workloads_pending_local_reason",
+            "namespace",
+            "queue_name",
+            "reason_code",
+            postgresql_where=text("state = 'Pending' AND cluster_queue IS NULL"),
+        ),
+        Index(
+            "ix_workloads_finished_runs",
+            "cluster_queue",
+            "finished_at",
+            "admitted_at",
+            postgresql_where=text("state = 'Finished'"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
@@ -263,6 +286,11 @@ class WorkloadRow(Base):
     evaluated_at: Mapped[datetime | None]
     version: Mapped[int] = mapped_column(Integer, server_default=text("1"))
     updated_at: Mapped[datetime] = mapped_column(server_default=func.now())
+    # When a checkpointing victim was told to stop: its grace runs from here.
+    evicted_at: Mapped[datetime | None]
+    # The transaction that last wrote the row (set by a trigger): the loop reloads only
+    # rows written since it last looked.
+    change_xid: Mapped[int] = mapped_column(server_default=text("0"))
 
 
 class WaitReasonRow(Base):
@@ -315,6 +343,14 @@ class UsageIntervalRow(Base):
     __table_args__ = (
         Index("ix_usage_intervals_workload_id", "workload_id"),
         Index("ix_usage_intervals_cluster_queue_started_at", "cluster_queue", "started_at"),
+        Index(
+            "ix_usage_intervals_open",
+            "cluster_queue",
+            "flavor",
+            "resource",
+            "amount",
+            postgresql_where=text("ended_at IS NULL"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
@@ -340,3 +376,24 @@ class WorkloadEventRow(Base):
     type: Mapped[str]
     reason: Mapped[str | None]
     details: Mapped[dict[str, Any]]
+
+
+class ObjectChangeRow(Base):
+    """Per object table, the last transaction that wrote it (maintained by triggers)."""
+
+    __tablename__ = "object_changes"
+
+    table_name: Mapped[str] = mapped_column(primary_key=True)
+    change_xid: Mapped[int]
+
+
+class LoopLeaderRow(Base):
+    """The admission loop's fencing term: a new leader bumps it, every cycle checks it."""
+
+    __tablename__ = "loop_leader"
+    __table_args__ = (CheckConstraint("id = 1", name="single_row"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    term: Mapped[int]
+    holder: Mapped[str]
+    since: Mapped[datetime]
