@@ -15,6 +15,7 @@ from typing import Protocol
 
 import psycopg
 
+from quota.errors import DatabaseUnavailable
 from quota.ledger_notify import libpq_url
 
 LEADER_LOCK = 7_266_400_000  # "berth" leadership; any fixed bigint shared by replicas
@@ -51,6 +52,13 @@ class AdvisoryLockLeadership:
                 )
             cursor = await self._connection.execute("SELECT pg_try_advisory_lock(%s)", (self.key,))
             row = await cursor.fetchone()
+        except psycopg.OperationalError as exc:
+            # The server is unreachable: say so, so the runner backs off and logs each retry
+            # instead of polling quietly as if another replica led.
+            await self._drop()
+            raise DatabaseUnavailable(
+                f"cannot reach PostgreSQL to take the leader lock: {exc}"
+            ) from exc
         except psycopg.Error:
             await self._drop()
             return False
