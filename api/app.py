@@ -19,6 +19,7 @@ from api.routers import (
     workload_actions,
     workloads,
 )
+from quota.ledger_read_queue_cache import QuotaObjectCache
 
 
 def create_app(context: AppContext) -> FastAPI:
@@ -29,6 +30,7 @@ def create_app(context: AppContext) -> FastAPI:
         summary="Job queueing and quota admission for shared GPU clusters",
     )
     app.state.berth = context
+    app.state.berth_quota_objects = QuotaObjectCache()
     errors.install(app)
     auth.install(app)
     app.add_middleware(BodyLimit)

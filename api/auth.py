@@ -125,12 +125,12 @@ def authenticate(tokens: Sequence[Grant], header: str | None) -> Grant | None:
     return found
 
 
-def reader(request: Request, ctx: ContextDep) -> Grant | None:
+async def reader(request: Request, ctx: ContextDep) -> Grant | None:
     """Dependency of every read route: any valid token (or none when auth is off)."""
     return authenticate(ctx.tokens, request.headers.get("authorization"))
 
 
-def admin(caller: Annotated[Grant | None, Depends(reader)]) -> Grant | None:
+async def admin(caller: Annotated[Grant | None, Depends(reader)]) -> Grant | None:
     """Dependency of every mutation: an admin token."""
     if caller is not None and caller.role is not Role.ADMIN:
         raise Forbidden("this token may only read: changes need an admin token")

@@ -7,7 +7,7 @@ from fastapi import Request
 from quota.errors import InvalidInput, Problem
 
 
-def no_nul(request: Request) -> None:
+async def no_nul(request: Request) -> None:
     """Dependency: 422 naming the parameter when a path or query value holds a NUL byte."""
     values = [(f"path.{k}", v) for k, v in request.path_params.items()]
     values += [(f"query.{k}", v) for k, v in request.query_params.multi_items()]

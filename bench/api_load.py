@@ -1,11 +1,13 @@
 """Benchmark the read API on a large ledger: GET one workload and GET one ClusterQueue.
 
 Run: ``python bench/api_load.py --database-url postgresql://postgres@127.0.0.1:5432/berth_bench
-[--workloads 100000] [--queues 20] [--requests 3000] [--threads 4]``. The database is
-dropped and recreated. It seeds the workloads by COPY (half pending with verdicts and
-timeline rows, a few thousand admitted holding quota, the rest finished with run history),
-starts the API in a child process, warms up, then drives a bounded local load (a few
-threads, a fixed number of requests each kind) and prints p50/p90/p99/max latency.
+[--workloads 100000] [--queues 20] [--requests 3000] [--threads 1 4] [--reuse]``. The
+database is dropped and recreated (``--reuse``: kept as the last run seeded it, migrated to
+head). It seeds the workloads by COPY (half pending with verdicts and timeline rows, a few
+thousand admitted holding quota, the rest finished with run history), starts the API in a
+child process, warms up, then drives a bounded local load (a fixed number of requests each
+kind, at each client thread count) and prints p50/p90/p99/max latency. The load average and
+CPU count come first: on a shared machine the figures mean little without them.
 """
 
 from __future__ import annotations
@@ -273,11 +275,17 @@ def _drive(base: str, paths: Sequence[str], threads: int) -> list[float]:
     return timings
 
 
+def _machine() -> str:
+    """Load average and CPU count, said beside every measurement on a shared machine."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} (1/5/15 min) on {os.cpu_count()} CPUs"
+
+
 def _report(label: str, timings: list[float], seconds: float) -> None:
     ordered = sorted(timings)
     q = statistics.quantiles(ordered, n=100)
     print(
-        f"{label:<28} n={len(ordered):>6}  p50={q[49]:6.2f} ms  p90={q[89]:6.2f} ms  "
+        f"{label:<36} n={len(ordered):>6}  p50={q[49]:6.2f} ms  p90={q[89]:6.2f} ms  "
         f"p99={q[98]:6.2f} ms  max={ordered[-1]:7.2f} ms  {len(ordered) / seconds:7.0f} req/s"
     )
 
@@ -289,26 +297,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--queues", type=int, default=20)
     parser.add_argument("--admitted-per-queue", type=int, default=100)
     parser.add_argument("--requests", type=int, default=3000, help="per endpoint")
-    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument(
+        "--threads", type=int, nargs="+", default=[1, 4], help="client thread counts to measure"
+    )
+    parser.add_argument("--reuse", action="store_true", help="keep the seeded database")
     parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     url = args.database_url
     if args.serve:
         serve(url, args.serve)
         return 0
-    target = sa.make_url(url)
-    admin = sa.create_engine(target.set(database="postgres"), isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(sa.text(f'DROP DATABASE IF EXISTS "{target.database}" WITH (FORCE)'))
-        connection.execute(sa.text(f'CREATE DATABASE "{target.database}"'))
-    admin.dispose()
-    migrate.upgrade(url)
-    started = time.perf_counter()
-    seed(url, args.workloads, args.queues, args.admitted_per_queue)
-    print(
-        f"seeded {args.workloads} workloads ({args.workloads // 2} pending) in "
-        f"{time.perf_counter() - started:.1f}s"
-    )
+    if args.reuse:
+        migrate.upgrade(url)
+        with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+            conn.execute("VACUUM ANALYZE")
+    else:
+        target = sa.make_url(url)
+        admin = sa.create_engine(target.set(database="postgres"), isolation_level="AUTOCOMMIT")
+        with admin.connect() as connection:
+            connection.execute(sa.text(f'DROP DATABASE IF EXISTS "{target.database}" WITH (FORCE)'))
+            connection.execute(sa.text(f'CREATE DATABASE "{target.database}"'))
+        admin.dispose()
+        migrate.upgrade(url)
+        started = time.perf_counter()
+        seed(url, args.workloads, args.queues, args.admitted_per_queue)
+        print(
+            f"seeded {args.workloads} workloads ({args.workloads // 2} pending) in "
+            f"{time.perf_counter() - started:.1f}s"
+        )
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -337,11 +353,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"/api/v1/clusterqueues/cq-{rng.randrange(args.queues):02d}"
             for _ in range(args.requests)
         ]
-        _drive(base, names[:200] + queues[:200], args.threads)  # warm-up: pools, caches
-        for label, paths in (("GET one pending workload", names), ("GET one ClusterQueue", queues)):
-            start = time.perf_counter()
-            timings = _drive(base, paths, args.threads)
-            _report(label, timings, time.perf_counter() - start)
+        _drive(base, names[:200] + queues[:200], max(args.threads))  # warm-up: pools, caches
+        print(_machine())
+        for threads in args.threads:
+            for label, paths in (
+                ("GET one pending workload", names),
+                ("GET one ClusterQueue", queues),
+            ):
+                start = time.perf_counter()
+                timings = _drive(base, paths, threads)
+                _report(f"{label} [{threads} thr]", timings, time.perf_counter() - start)
+        print(f"after: {_machine()}")
     finally:
         server.terminate()
         server.wait(timeout=10)

@@ -66,8 +66,8 @@ class CohortStatus:
 def queue_statuses(session: Session, names: Sequence[str] | None = None) -> list[QueueStatus]:
     """Status of the named ClusterQueues (every one when ``None``), in name order; names
     that do not exist are left out."""
-    cohorts = _load_cohorts(session)
-    queues = _load_queues(session, names, cohorts)
+    cohorts = load_cohorts(session)
+    queues = load_queues(session, names, cohorts)
     wanted = sorted(queues) if names is None else sorted(n for n in set(names) if n in queues)
     return _statuses(session, queues, cohorts, wanted)
 
@@ -76,9 +76,9 @@ def queue_statuses(session: Session, names: Sequence[str] | None = None) -> list
 def cohort_status(session: Session, name: str) -> CohortStatus | None:
     """The cohort's subtree with its queues' figures summed; ``None`` when no cohort of that
     name exists (declared, or named by a ClusterQueue)."""
-    cohorts = _load_cohorts(session)
+    cohorts = load_cohorts(session)
     below = _subtree(name, cohorts)
-    queues = _load_queues(session, None, cohorts, in_cohorts=below)
+    queues = load_queues(session, None, cohorts, in_cohorts=below)
     members = sorted(q.name for q in queues.values() if q.cohort in below)
     if name not in cohorts and not members:
         return None
@@ -149,13 +149,13 @@ def attribute_lending(borrowed: int, lenders: Mapping[str, int]) -> dict[str, in
 # --- loading ---------------------------------------------------------------------------
 
 
-def _load_cohorts(session: Session) -> dict[str, Cohort]:
+def load_cohorts(session: Session) -> dict[str, Cohort]:
     rows = session.execute(select(_COHORTS.table)).mappings().all()
     groups = read_groups(session, "Cohort") if rows else {}
     return {r["name"]: _COHORTS.from_row(r, groups.get(r["name"], ())) for r in rows}
 
 
-def _load_queues(
+def load_queues(
     session: Session,
     names: Sequence[str] | None,
     cohorts: Mapping[str, Cohort],
@@ -250,12 +250,25 @@ def _statuses(
     if not wanted:
         return []
     usage = _usage(session, sorted(queues))
+    by_reason, admitted = _counts(session, wanted)
+    return statuses_of(queues, cohorts, wanted, usage, by_reason, admitted)
+
+
+def statuses_of(
+    queues: Mapping[str, ClusterQueue],
+    cohorts: Mapping[str, Cohort],
+    wanted: Sequence[str],
+    usage: Mapping[str, Mapping[FlavorResource, int]],
+    by_reason: Mapping[str, Mapping[str, int]],
+    admitted: Mapping[str, int],
+) -> list[QueueStatus]:
+    """The status of each ``wanted`` queue from what ``queues`` (its pools) hold now and
+    its pending counts per reason and admitted counts."""
     tree = QuotaTree(queues.values(), cohorts)
     for name, held in usage.items():
         if tree.has_queue(name):
             tree.add(name, held)
     lent = _lending(tree, queues, cohorts)
-    by_reason, admitted = _counts(session, wanted)
     out = []
     for name in wanted:
         figures = []
@@ -286,6 +299,19 @@ def _statuses(
             )
         )
     return out
+
+
+def pool_of(
+    names: Iterable[str], queues: Mapping[str, ClusterQueue], cohorts: Mapping[str, Cohort]
+) -> dict[str, ClusterQueue]:
+    """The named queues plus every queue sharing a quota pool with one of them."""
+    named = [n for n in names if n in queues]
+    pools: set[str] = set()
+    for name in named:
+        cohort = queues[name].cohort
+        if cohort is not None:
+            pools |= _subtree(_root(cohort, cohorts), cohorts)
+    return {n: q for n, q in queues.items() if n in named or q.cohort in pools}
 
 
 def _lending(

@@ -91,6 +91,15 @@ class RunTimes:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkloadDetailView:
+    """A workload with what its detail page adds: the head of its queue, the run history."""
+
+    view: WorkloadView
+    ahead: tuple[AheadEntry, ...]  # empty unless pending in a ClusterQueue
+    run_times: RunTimes | None  # None unless pending with a position, or with no history
+
+
+@dataclass(frozen=True, slots=True)
 class WorkloadFilter:
     namespaces: Sequence[str] | None = None  # None: every namespace
     cluster_queue: str | None = None
@@ -123,6 +132,99 @@ def get_workload_view(session: Session, namespace: str, name: str) -> WorkloadVi
         .one_or_none()
     )
     return None if row is None else _view(row)
+
+
+# One statement for the whole detail page (one round trip, one snapshot). The queue's head
+# and run history are subqueries under CASE, so they only run for a pending workload; each
+# is the same index range the stand-alone queries below use.
+_DETAIL = text(
+    f"""
+    WITH v AS (
+        SELECT {_COLUMNS} {_FROM} WHERE w.id = (
+            SELECT id FROM workloads WHERE namespace = :namespace AND name = :name
+            ORDER BY state = 'Finished', id DESC LIMIT 1)
+    )
+    SELECT v.*,
+        CASE WHEN v.state = 'Pending' AND v.queue IS NOT NULL THEN (
+            SELECT json_agg(json_build_object(
+                       'namespace', h.namespace, 'name', h.name, 'priority', h.priority,
+                       'position', h.queue_position, 'pod_sets', h.pod_sets,
+                       'reason_code', h.reason_code)
+                   ORDER BY h.queue_position, h.namespace, h.name)
+            FROM (
+                SELECT h.* FROM local_queues AS lq
+                CROSS JOIN LATERAL (
+                    SELECT w.namespace, w.name, w.priority, w.queue_position, w.pod_sets,
+                           w.reason_code
+                    FROM workloads AS w
+                    WHERE w.state = 'Pending' AND w.namespace = lq.namespace
+                      AND w.queue_name = lq.name AND w.queue_position IS NOT NULL
+                      AND w.queue_position < COALESCE(v.queue_position, 2147483647)
+                    ORDER BY w.queue_position
+                    LIMIT :limit
+                ) AS h
+                WHERE lq.cluster_queue = v.queue
+                ORDER BY h.queue_position, h.namespace, h.name
+                LIMIT :limit
+            ) AS h
+        ) END AS ahead,
+        CASE WHEN v.state = 'Pending' AND v.queue IS NOT NULL
+                  AND v.queue_position IS NOT NULL THEN ARRAY(
+            SELECT EXTRACT(EPOCH FROM (f.finished_at - f.admitted_at)) FROM workloads AS f
+            WHERE f.state = 'Finished' AND f.cluster_queue = v.queue
+              AND f.admitted_at IS NOT NULL AND f.finished_at >= f.admitted_at
+            ORDER BY f.finished_at DESC LIMIT :sample
+        ) END AS durations,
+        CASE WHEN v.state = 'Pending' AND v.queue IS NOT NULL
+                  AND v.queue_position IS NOT NULL THEN (
+            SELECT count(*) FROM workloads AS r
+            WHERE r.state = ANY(CAST(:holding AS text[])) AND r.cluster_queue = v.queue
+        ) END AS running
+    FROM v
+    """
+)
+
+
+@translated
+def get_workload_detail(
+    session: Session, namespace: str, name: str, *, ahead: int = 5, sample: int = 100
+) -> WorkloadDetailView | None:
+    """What ``get_workload_view``, ``workloads_ahead`` (before its position, at most
+    ``ahead``) and ``run_times`` say of one workload, read in one statement."""
+    row = (
+        session.execute(
+            _DETAIL,
+            {
+                "namespace": namespace,
+                "name": name,
+                "limit": ahead,
+                "sample": sample,
+                "holding": list(_HOLDING),
+            },
+        )
+        .mappings()
+        .one_or_none()
+    )
+    if row is None:
+        return None
+    entries = tuple(
+        AheadEntry(
+            namespace=a["namespace"],
+            name=a["name"],
+            priority=a["priority"],
+            position=a["position"],
+            requests=total_requests([codec.from_pod_set(p) for p in a["pod_sets"]]),
+            reason_code=a["reason_code"],
+        )
+        for a in row["ahead"] or ()
+    )
+    seconds = [float(d) for d in row["durations"] or ()]
+    history = None
+    if seconds:
+        history = RunTimes(
+            sample=len(seconds), median_seconds=median(seconds), running=int(row["running"])
+        )
+    return WorkloadDetailView(_view(row), entries, history)
 
 
 @translated

@@ -42,8 +42,9 @@ def asset(path: str) -> FileResponse:
     target = asset_path(STATIC, path)
     if target is None:
         raise NotFound(f"dashboard asset {path!r} not found", field="path")
-    return FileResponse(target, media_type=_TYPES[target.suffix],
-                        headers={"Cache-Control": "max-age=60"})
+    return FileResponse(
+        target, media_type=_TYPES[target.suffix], headers={"Cache-Control": "max-age=60"}
+    )
 
 
 def asset_path(root: Path, path: str) -> Path | None:

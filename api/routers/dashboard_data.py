@@ -20,7 +20,7 @@ router = APIRouter(prefix="/api/v1", tags=["pool"], dependencies=[Depends(reader
 
 class PoolResourceOut(BaseModel):
     resource: str
-    capacity: str = Field(description="quantity string, e.g. \"16\" GPUs or \"3Ti\" memory")
+    capacity: str = Field(description='quantity string, e.g. "16" GPUs or "3Ti" memory')
     unhealthy: str = Field(description="capacity on nodes or devices that are not healthy")
     admitted: str = Field(description="held by admitted workloads")
     free: str = Field(description="capacity − unhealthy − admitted, never below zero")
@@ -29,7 +29,7 @@ class PoolResourceOut(BaseModel):
 class PoolFlavorOut(BaseModel):
     flavor: str
     capacitySource: str = Field(
-        description="\"nodes\": summed from matching Nodes; \"quota\": no Node matches the "
+        description='"nodes": summed from matching Nodes; "quota": no Node matches the '
         "flavor, so the sum of nominal quotas stands in for capacity"
     )
     nodes: int

@@ -9,10 +9,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
+from fastapi.responses import Response
 
 from api.auth import Caller
-from api.deps import LedgerDep
+from api.deps import ContextDep, LedgerDep, QuotaObjectsDep
 from api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_name_cursor, encode_cursor
+from api.responses import json_response
 from api.schemas.base import Schema
 from api.schemas.status import (
     ClusterQueueOut,
@@ -23,6 +25,7 @@ from api.schemas.status import (
     UsageItem,
     UsageReport,
 )
+from quota import ledger_read_queue_cache as cached
 from quota import ledger_read_queues as queues
 from quota import ledger_read_usage as metering
 from quota.errors import InvalidInput, NotFound, Problem
@@ -44,19 +47,22 @@ class QueueStatusPage(Schema):
     next_cursor: str | None
 
 
-@router.get("/clusterqueues/{name}")
-def get_cluster_queue(name: str, ledger: LedgerDep, _: Caller) -> ClusterQueueOut:
+@router.get("/clusterqueues/{name}", response_model=ClusterQueueOut)
+def get_cluster_queue(name: str, ctx: ContextDep, objects: QuotaObjectsDep, _: Caller) -> Response:
     """One ClusterQueue: its spec plus live quota, usage, borrowing, lending and counts."""
-    found = queues.queue_statuses(ledger.session, [name])
+    with ctx.session_scope() as session:  # one statement while no quota object changes
+        found = cached.cached_queue_statuses(session, [name], objects)
     if not found or found[0].spec is None:
         raise NotFound(f"ClusterQueue {name!r} not found", field="name")
     manifest: dict[str, Any] = to_manifest(found[0].spec)
-    return ClusterQueueOut(
-        api_version=str(manifest["apiVersion"]),
-        kind=str(manifest["kind"]),
-        metadata=dict(manifest["metadata"]),
-        spec=dict(manifest.get("spec") or {}),
-        status=status_out(found[0].resources, found[0]),
+    return json_response(
+        ClusterQueueOut(
+            api_version=str(manifest["apiVersion"]),
+            kind=str(manifest["kind"]),
+            metadata=dict(manifest["metadata"]),
+            spec=dict(manifest.get("spec") or {}),
+            status=status_out(found[0].resources, found[0]),
+        )
     )
 
 

@@ -4,14 +4,16 @@ is ahead, when it may start) and ``…/{namespace}/{name}/history`` (its timelin
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
+from fastapi.responses import Response
 
 from api.auth import Caller, Grant, require_namespace
-from api.deps import LedgerDep
+from api.deps import ContextDep, LedgerDep
 from api.estimate import entry_seconds, estimate_start, timeline_summary
 from api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_cursor, encode_cursor
+from api.responses import json_response
 from api.schemas.workloads import (
     AdmissionOut,
     AheadOut,
@@ -73,47 +75,48 @@ def list_workloads(
     )
 
 
-@router.get("/workloads/{namespace}/{name}")
-def get_workload(namespace: str, name: str, ledger: LedgerDep, caller: Caller) -> WorkloadDetail:
+@router.get("/workloads/{namespace}/{name}", response_model=WorkloadDetail)
+def get_workload(namespace: str, name: str, ctx: ContextDep, caller: Caller) -> Response:
     """One workload: state, admission, why it waits, who is ahead, when it may start."""
-    view = _find(ledger, caller, namespace, name)
-    now = datetime.now(UTC)
-    ahead: list[reads.AheadEntry] = []
+    require_namespace(caller, namespace)
+    with ctx.session_scope() as session:  # one statement: see quota.ledger_reads
+        found = reads.get_workload_detail(session, namespace, name, ahead=AHEAD_SHOWN)
+    if found is None:
+        raise NotFound(f"Workload {namespace}/{name} not found", field="name")
+    view = found.view
     ahead_count = None
     estimate = None
-    if view.state is WorkloadState.PENDING and view.cluster_queue is not None:
-        ahead = reads.workloads_ahead(ledger.session, view.cluster_queue, view.position,
-                                      AHEAD_SHOWN)  # fmt: skip
-        if view.position is not None:
-            ahead_count = view.position - 1
-            found = estimate_start(
-                view.reason_code,
-                ahead_count,
-                reads.run_times(ledger.session, view.cluster_queue),
-                now,
-                view.cluster_queue,
-            )
-            if found is not None:
-                estimate = EstimatedStart(at=found.at, basis=found.basis)
-    summary = _summary(view)
-    return WorkloadDetail(
-        **summary.model_dump(),
-        pod_sets=[
-            PodSetOut(
-                name=p.name,
-                count=p.count,
-                min_count=p.min_count,
-                requests=format_resources(dict(p.requests)),
-            )
-            for p in view.pod_sets
-        ],
-        admission=_admission(view),
-        reasons=[Reason.model_validate(dict(r)) for r in view.reasons],
-        hints=list(view.hints),
-        ahead=[_ahead(a, caller) for a in ahead],
-        ahead_count=ahead_count,
-        estimated_start=estimate,
-        evaluated_at=view.evaluated_at,
+    if (
+        view.state is WorkloadState.PENDING
+        and view.cluster_queue is not None
+        and view.position is not None
+    ):
+        ahead_count = view.position - 1
+        at = estimate_start(
+            view.reason_code, ahead_count, found.run_times, datetime.now(UTC), view.cluster_queue
+        )
+        if at is not None:
+            estimate = EstimatedStart(at=at.at, basis=at.basis)
+    return json_response(
+        WorkloadDetail(
+            **_summary_fields(view),
+            pod_sets=[
+                PodSetOut(
+                    name=p.name,
+                    count=p.count,
+                    min_count=p.min_count,
+                    requests=format_resources(dict(p.requests)),
+                )
+                for p in view.pod_sets
+            ],
+            admission=_admission(view),
+            reasons=[Reason.model_validate(dict(r)) for r in view.reasons],
+            hints=list(view.hints),
+            ahead=[_ahead(a, caller) for a in found.ahead],
+            ahead_count=ahead_count,
+            estimated_start=estimate,
+            evaluated_at=view.evaluated_at,
+        )
     )
 
 
@@ -160,8 +163,12 @@ def _find(ledger: LedgerDep, caller: Grant | None, namespace: str, name: str) ->
 
 
 def _summary(view: reads.WorkloadView) -> WorkloadSummary:
+    return WorkloadSummary(**_summary_fields(view))
+
+
+def _summary_fields(view: reads.WorkloadView) -> dict[str, Any]:
     primary = view.reasons[0] if view.reasons else None
-    return WorkloadSummary(
+    return dict(
         namespace=view.namespace,
         name=view.name,
         kind=view.kind,

@@ -11,6 +11,9 @@ import pytest
 import sqlalchemy as sa
 from read_builders import World, pool, serve
 
+from quota import ledger_read_queues as queues
+from quota.ledger_read_queue_cache import QuotaObjectCache, cached_queue_statuses
+
 pytestmark = pytest.mark.db
 
 
@@ -201,3 +204,43 @@ def test_invalid_scenario_is_422_naming_the_problem(api: httpx.Client) -> None:
     response = api.post("/api/v1/simulate", content="steps: [", headers={"content-type": "application/yaml"})
     assert response.status_code == 422
     assert "invalid YAML" in response.json()["error"]["message"]
+
+
+def _read_cached(world: World, cache: QuotaObjectCache, name: str) -> tuple[list[Any], int]:
+    seen: list[str] = []
+
+    def count(*args: Any) -> None:
+        seen.append(args[2])
+
+    sa.event.listen(world.engine, "before_cursor_execute", count)
+    try:
+        with world.sessions() as session:
+            return cached_queue_statuses(session, [name], cache), len(seen)
+    finally:
+        sa.event.remove(world.engine, "before_cursor_execute", count)
+
+
+@pytest.mark.parametrize("name", ["team-a", "team-b", "team-c", "nope"])
+def test_status_from_kept_objects_is_the_status_read_afresh(world: World, name: str) -> None:
+    cache = QuotaObjectCache()
+    first, _ = _read_cached(world, cache, name)
+    again, statements = _read_cached(world, cache, name)
+    with world.sessions() as session:
+        fresh = queues.queue_statuses(session, [name])
+    assert (first, again, statements) == (fresh, fresh, 1)
+
+
+def test_kept_objects_are_read_again_when_quota_changes(world: World) -> None:
+    cache = QuotaObjectCache()
+    _read_cached(world, cache, "team-a")
+    world.apply(pool(("team-a", 6), ("team-b", 4)))
+    [status], statements = _read_cached(world, cache, "team-a")
+    [gpu] = status.resources
+    assert (gpu.nominal, gpu.used, gpu.borrowed, statements > 1) == (6000, 6000, 0, True)
+
+
+def test_cluster_queue_served_after_a_quota_change_shows_it(world: World, api: httpx.Client) -> None:
+    assert _gpu(api.get("/api/v1/clusterqueues/team-a").json()["status"])["nominal"] == "4"
+    world.apply(pool(("team-a", 6), ("team-b", 4)))
+    figures = _gpu(api.get("/api/v1/clusterqueues/team-a").json()["status"])
+    assert (figures["nominal"], figures["borrowed"]) == ("6", "0")

@@ -4,11 +4,16 @@ history, and filtered pages — over HTTP, on a ledger written by the real admis
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
 import pytest
+import sqlalchemy as sa
 from read_builders import World, pool, serve
+
+from quota import ledger_reads as reads
+from quota.workload import WorkloadState
 
 pytestmark = pytest.mark.db
 
@@ -163,3 +168,36 @@ def test_bad_list_parameters_are_422_naming_the_field(
     response = api.get("/api/v1/workloads", params=params)
     assert response.status_code == 422
     assert response.json()["error"]["field"] == field
+
+
+@contextmanager
+def _statements(engine: sa.Engine) -> Iterator[list[str]]:
+    seen: list[str] = []
+
+    def count(*args: Any) -> None:
+        seen.append(args[2])
+
+    sa.event.listen(engine, "before_cursor_execute", count)
+    try:
+        yield seen
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", count)
+
+
+@pytest.mark.parametrize("name", ["a1", "a2", "a3", "a5", "a6", "nope"])
+def test_detail_in_one_statement_says_what_the_separate_reads_say(world: World, name: str) -> None:
+    with world.sessions() as session:
+        view = reads.get_workload_view(session, "team-a", name)
+        ahead: list[reads.AheadEntry] = []
+        history = None
+        if view is not None and view.state is WorkloadState.PENDING and view.cluster_queue:
+            ahead = reads.workloads_ahead(session, view.cluster_queue, view.position, 5)
+            if view.position is not None:
+                history = reads.run_times(session, view.cluster_queue)
+        with _statements(world.engine) as seen:
+            detail = reads.get_workload_detail(session, "team-a", name, ahead=5)
+    assert len(seen) == 1
+    if view is None:
+        assert detail is None
+    else:
+        assert detail == reads.WorkloadDetailView(view, tuple(ahead), history)
