@@ -10,24 +10,26 @@ from __future__ import annotations
 
 import gc
 import heapq
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from admission.engine import reasons
+from admission.engine.candidates import FailedSearches
 from admission.engine.checks import drain_reason, inactive_queues, static_reasons
 from admission.engine.fairshare import dominant_share
-from admission.engine.flavors import Assigner, Mode, Plan
+from admission.engine.flavors import Assigner, Mode, Plan, partial_plan
 from admission.engine.ordering import CohortKey, queue_key
 from admission.engine.preemption import Search, Victim, can_preempt, find_victims
+from admission.engine.statuses import PendingStatuses, Waiting
 from admission.engine.types import (
     AdmissionDecision,
     CycleResult,
     EvictionDecision,
-    PendingStatus,
     Reason,
     Snapshot,
 )
+from admission.engine.verdict import Outcome, Verdict, layout
 from admission.engine.workload import (
     Holdings,
     Shape,
@@ -38,16 +40,17 @@ from admission.engine.workload import (
     request_problem,
     shape,
 )
-from quota.model import ClusterQueue, QueueingStrategy, ReclaimWithinCohort, WithinClusterQueue
+from quota.model import ClusterQueue, QueueingStrategy, ReclaimWithinCohort
 from quota.reasons import WaitReason
-from quota.tree import QuotaTree
+from quota.tree import FlavorResource, QuotaTree
 from quota.workload import Workload, WorkloadState
+
+Usage = Mapping[FlavorResource, int]
 
 # Reasons that say a workload could be admitted once quota frees up: such a head blocks a
 # StrictFIFO queue; one that can never fit (no flavor, over the maximum) does not.
 _WAITING = frozenset({WaitReason.WAITING_FOR_QUOTA, WaitReason.WAITING_FOR_PREEMPTED_WORKLOADS})
 # Reasons worth adding to a workload that is held back anyway: they will not go away alone.
-NEWER_EQUAL = WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY
 _PERMANENT = frozenset({WaitReason.NO_MATCHING_FLAVOR, WaitReason.EXCEEDS_MAX_QUOTA})
 
 
@@ -66,15 +69,6 @@ def run_cycle(snapshot: Snapshot, now: datetime) -> CycleResult:
             gc.enable()
 
 
-@dataclass(slots=True)
-class _Waiting:
-    cluster_queue: str | None
-    reasons: list[Reason]
-    hints: list[str] = field(default_factory=list)
-    blocked_by: str | None = None  # the StrictFIFO head it waits behind
-    quota: bool = False  # its quota reasons are still to be written
-
-
 class _Cycle:
     def __init__(self, snapshot: Snapshot, now: datetime) -> None:
         self.snapshot = snapshot
@@ -90,7 +84,7 @@ class _Cycle:
         self.holdings = Holdings()
         self.admitted: list[AdmissionDecision] = []
         self.evicted: list[EvictionDecision] = []
-        self.waiting: dict[str, _Waiting] = {}
+        self.waiting: dict[str, Waiting] = {}
         self.fresh: set[str] = set()
         # Workload key -> a small number per distinct shape: cache keys hash an int instead
         # of re-hashing a nested tuple on every lookup.
@@ -101,15 +95,20 @@ class _Cycle:
         # version but rarely this view, so most plans survive them.
         self.plans: dict[tuple[str, int, tuple[int, ...]], Plan] = {}
         self.views: dict[str, tuple[int, tuple[int, ...]]] = {}
+        self.numbers: dict[str, tuple[int, dict[FlavorResource, tuple[int, int, int]]]] = {}
+        # Verdicts per (queue layout, shape), and outcomes per (queue, shape, pool version):
+        # the admission pass needs only these for the many workloads that do not fit.
+        layouts: dict[object, int] = {}
+        self.layouts = {name: layouts.setdefault(layout(cq), len(layouts))
+                        for name, cq in snapshot.cluster_queues.items()}
+        self.verdicts: dict[tuple[int, int], Verdict] = {}
+        self.outcomes: dict[tuple[str, int, int], Outcome] = {}
         self.view_keys = {
             name: tuple((quotas.flavor, resource) for group in cq.resource_groups
                         for quotas in group.flavors for resource in group.covered_resources)
             for name, cq in snapshot.cluster_queues.items()
         }
-        # (queue, pool version, needed quota keys) -> (priority, created, amounts) that failed
-        self.no_victims: dict[
-            tuple[str, int, tuple[object, ...]], list[tuple[int, datetime, tuple[int, ...]]]
-        ] = {}
+        self.failed = FailedSearches(self.tree)
         self.holder_cache: dict[tuple[str, tuple[str, str], int], list[str]] = {}
         self.no_partial: set[tuple[str, int, int]] = set()
         self.parked: dict[tuple[str, int, int], tuple[list[Reason], list[str]]] = {}
@@ -135,7 +134,8 @@ class _Cycle:
             now=self.now,
             admitted=tuple(self.admitted),
             evicted=tuple(self.evicted),
-            pending=self._statuses(),
+            pending=PendingStatuses(self.waiting, self.snapshot.workloads, self.queues,
+                                    self._quota_reasons),
         )
 
     # --- before admission ----------------------------------------------------------------
@@ -177,7 +177,7 @@ class _Cycle:
                     and cq_name not in self.inactive and request_problem(workload) is None):
                 plan = self.assigner.assign(self.queues[cq_name], workload)
                 held += [r for r in self._plan_reasons(plan) if r.code in _PERMANENT]
-            self.waiting[key] = _Waiting(cq_name, held)
+            self.waiting[key] = Waiting(cq_name, held)
         for workloads in queued.values():
             workloads.sort(key=queue_key)
         return queued
@@ -202,13 +202,13 @@ class _Cycle:
             mine = entries[name]
             at = index[name]
             workload, shape_, _ = mine[at]
-            plan = self._plan(cq, workload, shape_)
+            outcome = self._outcome(cq, workload, shape_)
             if not requeued:
-                actual = self._cohort_key(cq, workload, plan, key)
+                actual = self._cohort_key(cq, workload, outcome, key)
                 if actual > key:
                     push(heap, (actual, True, name))
                     continue
-            blocking = self._decide(cq, workload, plan, shape_)
+            blocking = self._decide(cq, workload, outcome, shape_)
             at = index[name] = at + 1
             if blocking and cq.queueing_strategy is QueueingStrategy.STRICT_FIFO:
                 for behind, _, _ in mine[at:]:
@@ -218,86 +218,84 @@ class _Cycle:
                 push(heap, (mine[at][2], False, name))
 
     def _cohort_key(
-        self, cq: ClusterQueue, workload: Workload, plan: Plan, optimistic: CohortKey
+        self, cq: ClusterQueue, workload: Workload, outcome: Outcome, optimistic: CohortKey
     ) -> CohortKey:
-        if not plan.borrows:
+        _, borrows, usage = outcome
+        if not borrows:
             return optimistic  # (False, 0, ...): the key it was queued with
         share = 0
         if self.snapshot.fair_sharing:
-            share = dominant_share(self.tree, cq.name, cq.fair_sharing_weight, plan.usage)
+            share = dominant_share(self.tree, cq.name, cq.fair_sharing_weight, usage)
         return (True, share, -workload.priority, workload.created_at, workload.key)
 
-    def _decide(self, cq: ClusterQueue, workload: Workload, plan: Plan, shape_: int) -> bool:
+    def _decide(self, cq: ClusterQueue, workload: Workload, outcome: Outcome,
+                shape_: int) -> bool:
         """Admit, preempt for, or park ``workload``; True when it waits at the head."""
-        if plan.mode is Mode.FIT:
-            self._grant(workload, plan)
+        mode, _, usage = outcome
+        if mode is Mode.FIT:
+            self._grant(workload, self._plan(cq, workload, shape_))
             return False
         # Failures are cached by shape and pool state: in a full cohort most pending
         # workloads repeat a few shapes, and nothing changes between them.
         state = (cq.name, shape_, self.tree.version(cq.name))
-        if (plan.mode is Mode.PREEMPT and self.open_holders.get(self.tree.root(cq.name))
+        if (mode is Mode.PREEMPT and self.open_holders.get(self.tree.root(cq.name))
                 and (can_preempt(cq) or self._any_evicting(cq))
-                and not self._known_hopeless(cq, workload, plan)):
-            victims = find_victims(self.search, cq, workload, plan)
+                and not self.failed.known(cq, workload, usage)):
+            victims = find_victims(self.search, cq, workload, self._plan(cq, workload, shape_))
             if victims:
                 return self._preempt(cq, workload, victims)
-            self._hopeless(cq, workload, plan)
+            self.failed.add(cq, workload, usage)
         if state not in self.no_partial:
-            partial = self._partial(cq, workload)
+            partial = partial_plan(self.assigner, cq, workload)
             if partial is not None:
                 self._grant(workload, partial)
                 return False
             self.no_partial.add(state)
         # Quota reasons are written after the pass, against the final usage: that is the
         # state the workload waits in, and one evaluation then serves every equal shape.
-        self.waiting[workload.key] = _Waiting(cq.name, [], quota=True)
-        return plan.mode is Mode.PREEMPT
+        self.waiting[workload.key] = Waiting(cq.name, [], quota=True)
+        return mode is Mode.PREEMPT
 
     def _quota_reasons(
-        self, cq: ClusterQueue, workload: Workload
+        self, name: str, key: str, workload: Workload
     ) -> tuple[list[Reason], list[str]]:
-        shape_ = self._shape(workload)
-        plan = self._plan(cq, workload, shape_)
+        cq = self.queues[name]
+        shape_ = self._shape(workload, key)
         state = (cq.name, shape_, self.tree.version(cq.name))
         parked = self.parked.get(state)
         if parked is None:
-            if plan.mode is Mode.FIT:
+            # From the verdict's numbers, not a Plan: tens of thousands of workloads wait
+            # in distinct (queue, shape) states, and a Plan per state cost more than the
+            # whole admission pass.
+            found = self._verdict(cq, workload, shape_).explain(self._numbers(cq.name))
+            if found.mode is Mode.FIT:
                 # Room was freed after it was evaluated; the next cycle takes it.
                 parked = ([reasons.pending_evaluation()], [])
             else:
-                hints = reasons.plan_hints(plan, self.tree, self._reclaimable(cq, plan),
-                                           self.hint_memo)
-                parked = (self._plan_reasons(plan), hints)
+                tree = self.tree
+                reclaimable = self._reclaimable(cq, found.usage)
+                hints = reasons.short_hints(cq.name, sorted(found.short), tree, reclaimable,
+                                            self.hint_memo)
+                parked = (reasons.explained_reasons(cq.name, found.findings, tree,
+                                                    self._holders, self.reason_memo), hints)
             self.parked[state] = parked
         return parked
 
-    def _failure_key(self, cq: ClusterQueue, plan: Plan) -> tuple[str, int, tuple[object, ...]]:
-        return (cq.name, self.tree.version(cq.name), tuple(sorted(plan.usage)))
+    def _numbers(self, name: str) -> dict[FlavorResource, tuple[int, int, int]]:
+        """Per slot of the queue: (available, potential, nominal - used), for ``explain``."""
+        version = self.tree.version(name)
+        cached = self.numbers.get(name)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        tree = self.tree
+        numbers = {fr: (tree.available(name, fr), tree.potential(name, fr),
+                        tree.nominal(name, fr) - tree.usage(name, fr))
+                   for fr in self.view_keys[name]}
+        self.numbers[name] = (version, numbers)
+        return numbers
 
-    def _hopeless(self, cq: ClusterQueue, workload: Workload, plan: Plan) -> None:
-        amounts = tuple(plan.usage[fr] for fr in sorted(plan.usage))
-        self.no_victims.setdefault(self._failure_key(cq, plan), []).append(
-            (workload.priority, workload.created_at, amounts))
-
-    def _known_hopeless(self, cq: ClusterQueue, workload: Workload, plan: Plan) -> bool:
-        """Whether an earlier search in the same pool state already proves none exists: it
-        needed no more, of the same quota, with at least as many candidates open to it."""
-        failures = self.no_victims.get(self._failure_key(cq, plan))
-        if not failures:
-            return False
-        amounts = tuple(plan.usage[fr] for fr in sorted(plan.usage))
-        newer = cq.preemption.within_cluster_queue is NEWER_EQUAL
-        for priority, created, needed in failures:
-            if workload.priority > priority:
-                continue
-            if workload.priority == priority and newer and workload.created_at < created:
-                continue
-            if all(a >= n for a, n in zip(amounts, needed, strict=True)):
-                return True
-        return False
-
-    def _shape(self, workload: Workload) -> int:
-        key = workload.key
+    def _shape(self, workload: Workload, key: str | None = None) -> int:
+        key = workload.key if key is None else key
         found = self.shapes.get(key)
         if found is None:
             found = self.shape_ids.setdefault(shape(workload), len(self.shape_ids))
@@ -314,6 +312,22 @@ class _Cycle:
                      for value in (tree.available(name, fr), tree.usage(name, fr)))
         self.views[name] = (version, view)
         return view
+
+    def _outcome(self, cq: ClusterQueue, workload: Workload, shape_: int) -> Outcome:
+        """The verdict alone (mode, borrows, usage); a ``Plan`` is built only when needed."""
+        state = (cq.name, shape_, self.tree.version(cq.name))
+        found = self.outcomes.get(state)
+        if found is None:
+            found = self.outcomes[state] = self._verdict(cq, workload, shape_).measure(
+                self.tree, cq.name)
+        return found
+
+    def _verdict(self, cq: ClusterQueue, workload: Workload, shape_: int) -> Verdict:
+        compiled = (self.layouts[cq.name], shape_)
+        verdict = self.verdicts.get(compiled)
+        if verdict is None:
+            verdict = self.verdicts[compiled] = Verdict(cq, workload, self.assigner.mismatch)
+        return verdict
 
     def _plan(self, cq: ClusterQueue, workload: Workload, shape_: int) -> Plan:
         state = (cq.name, shape_, self._view(cq.name))
@@ -369,37 +383,11 @@ class _Cycle:
         # What it waits for is spoken for: no later preemptor in this cycle counts on it.
         self.fresh.update(waiting_on)
         found = [reasons.waiting_for_preempted(sorted(waiting_on), deadline)]
-        self.waiting[workload.key] = _Waiting(cq.name, found)
+        self.waiting[workload.key] = Waiting(cq.name, found)
         return True
 
-    def _partial(self, cq: ClusterQueue, workload: Workload) -> Plan | None:
-        """The plan with the most pods that fits now, for pod sets that allow fewer."""
-        flexible = [p for p in workload.pod_sets if p.min_count is not None
-                    and p.min_count < p.count]
-        if not flexible:
-            return None
-        counts = {p.name: p.count for p in workload.pod_sets}
-        for pod_set in flexible:
-            counts[pod_set.name] = pod_set.min_count or pod_set.count
-
-        def fits() -> bool:
-            return self.assigner.assign(cq, workload, counts).mode is Mode.FIT
-
-        if not fits():
-            return None
-        for pod_set in flexible:
-            low, high = counts[pod_set.name], pod_set.count
-            while low < high:
-                counts[pod_set.name] = (low + high + 1) // 2
-                if fits():
-                    low = counts[pod_set.name]
-                else:
-                    high = counts[pod_set.name] - 1
-            counts[pod_set.name] = low
-        return self.assigner.assign(cq, workload, counts)
-
     def _block(self, cq: ClusterQueue, workload: Workload, head: str) -> None:
-        self.waiting[workload.key] = _Waiting(cq.name, [], blocked_by=head, quota=True)
+        self.waiting[workload.key] = Waiting(cq.name, [], blocked_by=head, quota=True)
 
     # --- reasons -------------------------------------------------------------------------
 
@@ -414,44 +402,7 @@ class _Cycle:
             self.holder_cache[key] = found
         return found
 
-    def _reclaimable(self, cq: ClusterQueue, plan: Plan) -> bool:
+    def _reclaimable(self, cq: ClusterQueue, usage: Usage) -> bool:
         return cq.preemption.reclaim_within_cohort is not ReclaimWithinCohort.NEVER and all(
-            amount <= self.tree.nominal(cq.name, fr) for fr, amount in plan.usage.items()
+            amount <= self.tree.nominal(cq.name, fr) for fr, amount in usage.items()
         )
-
-    def _statuses(self) -> dict[str, PendingStatus]:
-        by_queue: dict[str, list[Workload]] = {}
-        for key, entry in self.waiting.items():
-            if any(r.code is WaitReason.DEACTIVATED for r in entry.reasons):
-                continue  # a deactivated workload is out of the queue: it takes no place
-            if entry.cluster_queue is not None and entry.cluster_queue in self.queues:
-                by_queue.setdefault(entry.cluster_queue, []).append(self.snapshot.workloads[key])
-        position: dict[str, int] = {}
-        for workloads in by_queue.values():
-            workloads.sort(key=queue_key)
-            for place, workload in enumerate(workloads, start=1):
-                position[workload.key] = place
-        out: dict[str, PendingStatus] = {}
-        for key in sorted(self.waiting):
-            entry = self.waiting[key]
-            found, hints = list(entry.reasons), list(entry.hints)
-            if entry.quota and entry.cluster_queue is not None:
-                more, hints = self._quota_reasons(
-                    self.queues[entry.cluster_queue], self.snapshot.workloads[key])
-                if entry.blocked_by is not None:
-                    more = [r for r in more if r.code is not WaitReason.PENDING_EVALUATION]
-                found += more
-            if entry.blocked_by is not None and entry.cluster_queue is not None:
-                found.append(reasons.blocked_by_queue_head(
-                    entry.cluster_queue, entry.blocked_by, position[key]))
-            if not found:  # pragma: no cover - every parked workload has a reason
-                found.append(reasons.pending_evaluation())
-            out[key] = PendingStatus(
-                key=key,
-                cluster_queue=entry.cluster_queue,
-                reasons=reasons.sort_reasons(found),
-                hints=tuple(hints),
-                position=position.get(key),
-            )
-        return out
-

@@ -153,7 +153,8 @@ class Assigner:
             borrows = borrows or plan.borrows
         return Plan(cq.name, tuple(plans), mode, borrows, taken)
 
-    def _mismatch(self, flavor: str, pod_set: PodSet) -> str | None:
+    def mismatch(self, flavor: str, pod_set: PodSet) -> str | None:
+        """Why ``flavor`` cannot serve ``pod_set``, remembered per set of constraints."""
         constraints: object = ()
         if pod_set.node_selector or pod_set.affinity_terms or pod_set.tolerations:
             constraints = (tuple(sorted(pod_set.node_selector.items())),
@@ -212,7 +213,7 @@ class Assigner:
         tried: list[FlavorTry] = []
         best: FlavorTry | None = None
         for quotas in group.flavors:
-            mismatch = self._mismatch(quotas.flavor, pod_set)
+            mismatch = self.mismatch(quotas.flavor, pod_set)
             if mismatch is not None:
                 tried.append(FlavorTry(quotas.flavor, mismatch))
                 continue
@@ -253,6 +254,33 @@ class Assigner:
                 mode = this
             borrows = borrows or lends
         return FlavorTry(flavor, None, tuple(checks), mode, borrows)
+
+
+def partial_plan(assigner: Assigner, cq: ClusterQueue, workload: Workload) -> Plan | None:
+    """The plan with the most pods that fits now, for pod sets that allow fewer."""
+    flexible = [p for p in workload.pod_sets if p.min_count is not None
+                and p.min_count < p.count]
+    if not flexible:
+        return None
+    counts = {p.name: p.count for p in workload.pod_sets}
+    for pod_set in flexible:
+        counts[pod_set.name] = pod_set.min_count or pod_set.count
+
+    def fits() -> bool:
+        return assigner.assign(cq, workload, counts).mode is Mode.FIT
+
+    if not fits():
+        return None
+    for pod_set in flexible:
+        low, high = counts[pod_set.name], pod_set.count
+        while low < high:
+            counts[pod_set.name] = (low + high + 1) // 2
+            if fits():
+                low = counts[pod_set.name]
+            else:
+                high = counts[pod_set.name] - 1
+        counts[pod_set.name] = low
+    return assigner.assign(cq, workload, counts)
 
 
 def _try_next(attempt: FlavorTry, fungibility: FlavorFungibility) -> bool:

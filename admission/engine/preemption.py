@@ -9,8 +9,9 @@ victim that turns out not to be needed is put back, so no more is evicted than n
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from admission.engine.candidates import cohort_holders, reach
 from admission.engine.fairshare import dominant_share
 from admission.engine.flavors import Plan
 from admission.engine.workload import Holdings
@@ -46,6 +47,7 @@ class Search:
     holdings: Holdings
     protected: Set[str]
     fair_sharing: bool = False
+    evicting_memo: dict[str, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
 
 
 def within_allows(policy: WithinClusterQueue, preemptor: Workload, victim: Workload) -> bool:
@@ -84,9 +86,10 @@ def find_victims(
     tree, needed = search.tree, plan.usage
     policy = cq.preemption
     own = _own_candidates(search, cq, preemptor)
-    others = [(w, q) for w, q in _cohort_holders(search, cq, plan)
-              if w.key not in search.protected]
     within_nominal = all(a <= tree.nominal(cq.name, fr) for fr, a in needed.items())
+    if _unreachable(search, cq, preemptor, plan, own, within_nominal):
+        return None
+    others = cohort_holders(tree, search.holdings, search.protected, cq.name, list(needed))
     if search.fair_sharing and tree.in_cohort(cq.name):
         found = _fair(search, cq, preemptor, plan, own, others)
         if found is not None:
@@ -118,31 +121,37 @@ def find_victims(
     return _minimal(search, plan, _ordered(evicting + borrowing + own, cq.name), borrow=True)
 
 
+def _unreachable(search: Search, cq: ClusterQueue, preemptor: Workload, plan: Plan,
+                 own: Sequence[Victim], within_nominal: bool) -> bool:
+    """Whether even every candidate any policy below allows, all evicted together, would
+    leave some needed slot short: removing usage u anywhere in the pool raises what the
+    queue may take by at most u. Most failing searches end here, before any sorting."""
+    tree, policy, usage = search.tree, cq.preemption, search.holdings.usage
+    reclaims = within_nominal or (search.fair_sharing and tree.in_cohort(cq.name))
+    reclaim = policy.reclaim_within_cohort
+    everything = reclaims and reclaim is ReclaimWithinCohort.ANY
+    lower = (reclaims and reclaim is ReclaimWithinCohort.LOWER_PRIORITY) or (
+        policy.borrow_within_cohort.policy is BorrowWithinCohortPolicy.LOWER_PRIORITY)
+    frs = list(plan.usage)
+    most_freed = reach(tree, search.holdings, search.protected, search.evicting_memo, cq.name,
+                       frs, preemptor.priority, everything=everything, lower=lower)
+    for fr, most in zip(frs, most_freed, strict=True):
+        most += tree.available(cq.name, fr)
+        for victim in own:
+            most += usage[victim.workload.key].get(fr, 0)
+        if most < plan.usage[fr]:
+            return True
+    return False
+
+
 def _own_candidates(search: Search, cq: ClusterQueue, preemptor: Workload) -> list[Victim]:
     policy = cq.preemption.within_cluster_queue
     return [
         Victim(w, cq.name, PreemptionCause.IN_CLUSTER_QUEUE)
-        for w in search.holdings.in_queue(cq.name)
-        if w.key not in search.protected
+        for key, w in search.holdings.entries(cq.name)
+        if key not in search.protected
         and (w.state is WorkloadState.EVICTING or within_allows(policy, preemptor, w))
     ]
-
-
-def _cohort_holders(search: Search, cq: ClusterQueue, plan: Plan) -> list[tuple[Workload, str]]:
-    """Workloads of other queues in the pool that could free what the plan needs: those of
-    queues borrowing a needed (flavor, resource), and any already evicting."""
-    tree, holdings = search.tree, search.holdings
-    out: list[tuple[Workload, str]] = []
-    borrowing = set(tree.borrowers(cq.name, plan.usage))
-    for other in tree.members(cq.name):
-        if other == cq.name or other not in holdings.by_queue:
-            continue
-        if other in borrowing:
-            out.extend((w, other) for w in holdings.in_queue(other))
-        elif holdings.evicting.get(other):
-            out.extend((w, other) for w in holdings.in_queue(other)
-                       if w.state is WorkloadState.EVICTING)
-    return out
 
 
 def _recency(workload: Workload) -> float:

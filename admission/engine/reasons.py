@@ -10,6 +10,7 @@ from datetime import datetime
 
 from admission.engine.flavors import FlavorTry, Mode, Plan
 from admission.engine.types import Reason
+from admission.engine.verdict import Finding
 from quota.quantity import format_quantity
 from quota.reasons import WaitReason
 from quota.tree import FlavorResource, QuotaTree
@@ -160,6 +161,34 @@ def plan_reasons(
     return out
 
 
+def explained_reasons(
+    cq: str, findings: Sequence[Finding], tree: QuotaTree, holders: HolderLookup,
+    memo: dict[object, Reason],
+) -> list[Reason]:
+    """``plan_reasons`` from a ``Verdict.explain`` instead of a ``Plan`` (same reasons,
+    same order, same ``memo`` keys)."""
+    out: list[Reason] = []
+    version = tree.version(cq)
+    for f in findings:
+        if f.kind == "quota":
+            key = (cq, f.pod_set, f.flavor, f.resource, f.requested, version)
+            found = memo.get(key)
+            if found is None:
+                found = memo[key] = waiting_for_quota(
+                    tree, cq, f.pod_set, f.flavor, f.resource, f.requested,
+                    holders(cq, (f.flavor, f.resource)))
+            out.append(found)
+        elif f.kind == "uncovered":
+            out.append(no_matching_flavor(cq, f.pod_set, {
+                "*": f"no resource group of ClusterQueue {cq} covers {f.resource}"}))
+        elif f.kind == "nomatch":
+            out.append(no_matching_flavor(cq, f.pod_set, f.flavors or {}))
+        else:
+            out.append(exceeds_max_quota(cq, f.pod_set, f.flavor, f.resource, f.requested,
+                                         f.maximum))
+    return out
+
+
 def _exceeds(cq: str, pod_set: str, matched: Sequence[FlavorTry]) -> Reason:
     # Report the flavor that comes closest, so the number tells how far off the request is.
     worst = [(c.requested - c.maximum, t.flavor, c) for t in matched for c in t.checks
@@ -190,6 +219,20 @@ def plan_hints(
                              if c.mode is not Mode.FIT)
     for fr in sorted(short):
         key = (cq, fr, reclaimable, tree.version(cq))
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = borrower_hints(tree, cq, fr, reclaimable)
+        hints.extend(found)
+    return list(dict.fromkeys(hints))
+
+
+def short_hints(cq: str, short: Sequence[FlavorResource], tree: QuotaTree, reclaimable: bool,
+                memo: dict[object, list[str]]) -> list[str]:
+    """``plan_hints`` for a workload short of quota in ``short`` (sorted slots)."""
+    hints: list[str] = []
+    version = tree.version(cq)
+    for fr in short:
+        key = (cq, fr, reclaimable, version)
         found = memo.get(key)
         if found is None:
             found = memo[key] = borrower_hints(tree, cq, fr, reclaimable)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from datetime import timedelta
 
 from quota.tree import FlavorResource
@@ -84,6 +84,10 @@ def shape(workload: Workload) -> Shape:
     )
 
 
+# (priorities ascending, cumulative usage in that order, usage by evicting holders)
+Totals = tuple[list[int], list[int], int]
+
+
 class Holdings:
     """Who holds quota in which ClusterQueue; changes as a cycle admits and evicts."""
 
@@ -92,23 +96,66 @@ class Holdings:
         self.usage: dict[str, dict[FlavorResource, int]] = {}
         self.queue_of: dict[str, str] = {}
         self.evicting: dict[str, int] = {}  # ClusterQueue -> how many are evicting
+        self.evicting_changes = 0  # bumped when ``evicting`` changes: lets callers cache
+        # ClusterQueue -> its holders sorted by key: victim searches read them thousands
+        # of times per cycle, and they change only on admission and eviction.
+        self._sorted: dict[str, list[tuple[str, Workload]]] = {}
+        self._totals: dict[str, dict[FlavorResource, Totals]] = {}
 
     def add(self, cq: str, workload: Workload, usage: dict[FlavorResource, int]) -> None:
         self.by_queue.setdefault(cq, {})[workload.key] = workload
+        self._sorted.pop(cq, None)
+        self._totals.pop(cq, None)
         self.usage[workload.key] = usage
         self.queue_of[workload.key] = cq
         if workload.state is WorkloadState.EVICTING:
             self.evicting[cq] = self.evicting.get(cq, 0) + 1
+            self.evicting_changes += 1
 
     def remove(self, key: str) -> None:
         cq = self.queue_of.pop(key)
         workload = self.by_queue[cq].pop(key)
+        self._sorted.pop(cq, None)
+        self._totals.pop(cq, None)
         del self.usage[key]
         if workload.state is WorkloadState.EVICTING:
             self.evicting[cq] -= 1
+            self.evicting_changes += 1
 
     def in_queue(self, cq: str) -> list[Workload]:
-        return [self.by_queue[cq][k] for k in sorted(self.by_queue.get(cq, {}))]
+        return [workload for _, workload in self.entries(cq)]
+
+    def entries(self, cq: str) -> list[tuple[str, Workload]]:
+        """(key, workload) of the ClusterQueue's holders, sorted by key (do not modify)."""
+        found = self._sorted.get(cq)
+        if found is None:
+            held = self.by_queue.get(cq, {})
+            found = self._sorted[cq] = [(key, held[key]) for key in sorted(held)]
+        return found
+
+    def totals(self, cq: str, protected: Set[str]) -> dict[FlavorResource, Totals]:
+        """Per slot the unprotected holders use: their priorities ascending, their usage
+        summed in that order (``[0, first, first + second, ...]``), and the usage of those
+        evicting. Kept until the queue's holders change: ``protected`` only grows during a
+        cycle, so a kept answer can only count too many, which bounds (``candidates``)
+        allow."""
+        found = self._totals.get(cq)
+        if found is None:
+            usage = self.usage
+            ranked = sorted((w.priority, k, w.state is WorkloadState.EVICTING)
+                            for k, w in self.entries(cq) if k not in protected)
+            found = self._totals[cq] = {}
+            priorities = [p for p, _, _ in ranked]
+            for fr in {fr for _, k, _ in ranked for fr in usage[k]}:
+                sums, running, evicting = [0], 0, 0
+                for _, k, evicts in ranked:
+                    amount = usage[k].get(fr, 0)
+                    running += amount
+                    sums.append(running)
+                    if evicts:
+                        evicting += amount
+                found[fr] = (priorities, sums, evicting)
+        return found
 
     def top(self, cqs: Sequence[str], fr: FlavorResource, limit: int = 5) -> list[str]:
         """Keys of the workloads holding the most of ``fr`` in ``cqs``, largest first."""

@@ -1,6 +1,7 @@
-"""The cycle's shortcuts decide exactly what plain evaluation decides: plans cached by the
-queue's quota view, shared reasons and hints, victim searches skipped in pools without
-open holders, and the quota tree's memoised answers."""
+"""The cycle's shortcuts decide exactly what plain evaluation decides: fast verdicts in
+place of plans, plans cached by the queue's quota view, reasons and hints from the verdict's
+numbers, victim searches skipped in pools without open holders or ended by the
+reachability bound, and the quota tree's memoised answers."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_properties import apply, pending, queues, summary
 
-from admission.engine import cycle
+from admission.engine import cycle, preemption, reasons
 from admission.engine.cycle import _Cycle, run_cycle
-from admission.engine.flavors import Assigner, Plan
-from admission.engine.types import CycleResult, Snapshot
+from admission.engine.flavors import Assigner, Mode, Plan
+from admission.engine.types import CycleResult, Reason, Snapshot
+from admission.engine.verdict import Outcome, Verdict
 from quota import tree as tree_module
 from quota.model import ClusterQueue, Preemption, ReclaimWithinCohort, WithinClusterQueue
 from quota.reasons import WaitReason
@@ -56,6 +58,21 @@ class _Plain(_Cycle):
     def _plan(self, cq: ClusterQueue, workload: Workload, shape_: int) -> Plan:
         return Assigner(QuotaTreeView(self.tree), self.snapshot.flavors).assign(cq, workload)
 
+    def _outcome(self, cq: ClusterQueue, workload: Workload, shape_: int) -> Outcome:
+        plan = self._plan(cq, workload, shape_)  # a full plan instead of the fast verdict
+        return plan.mode, plan.borrows, dict(plan.usage)
+
+    def _quota_reasons(
+        self, name: str, key: str, workload: Workload
+    ) -> tuple[list[Reason], list[str]]:
+        # From a full plan in the final state, not from the verdict's numbers.
+        cq_ = self.queues[name]
+        plan = self._plan(cq_, workload, 0)
+        if plan.mode is Mode.FIT:
+            return [reasons.pending_evaluation()], []
+        hints = reasons.plan_hints(plan, self.tree, self._reclaimable(cq_, plan.usage))
+        return self._plan_reasons(plan), hints
+
 
 class QuotaTreeView(QuotaTree):
     """The cycle's tree with its memoised reads bypassed."""
@@ -71,7 +88,15 @@ class QuotaTreeView(QuotaTree):
 
 
 def plain_cycle(snap: Snapshot, now: datetime) -> CycleResult:
-    return _Plain(snap, now).run()
+    # Every victim search runs in full: no reachability bound ends it early.
+    bound = preemption._unreachable
+    preemption._unreachable = lambda *args, **kwargs: False
+    try:
+        result = _Plain(snap, now).run()
+        dict(result.pending)  # statuses are built on first read: build them unpatched
+        return result
+    finally:
+        preemption._unreachable = bound
 
 
 @settings(max_examples=120, deadline=None)
@@ -157,3 +182,21 @@ def test_tree_memoised_answers_follow_usage_changes() -> None:
     assert (tree.available("a", fr), tree.borrowers("a", [fr])) == (7 * M, ["c"])
     assert tree.borrowed_ranking("a", fr) == [(-1 * M, "c")]
     assert tree.measure("a", fr) == (7 * M, 12 * M, 0, 4 * M)
+
+
+@settings(max_examples=150, deadline=None)
+@given(queues(preemption=True), pending(), st.randoms(use_true_random=False))
+def test_fast_verdict_equals_flavor_assignment(
+    cqs: list[ClusterQueue], work: list[Workload], rnd: random.Random
+) -> None:
+    snap = snapshot(*cqs, *work)
+    tree = QuotaTree(list(snap.cluster_queues.values()), snap.cohorts)
+    assigner = Assigner(tree, snap.flavors)
+    names = sorted(snap.cluster_queues)
+    for workload in work:  # usage grows as they are added, so every mode shows up
+        cq_ = snap.cluster_queues[rnd.choice(names)]
+        plan = assigner.assign(cq_, workload)
+        verdict = Verdict(cq_, workload, assigner.mismatch)
+        assert verdict.measure(tree, cq_.name) == (plan.mode, plan.borrows, dict(plan.usage))
+        if plan.mode > 0:
+            tree.add(cq_.name, plan.usage)

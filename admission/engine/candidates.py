@@ -1,0 +1,123 @@
+"""Victim candidates of a quota pool (PURE): who could be taken, and a bound on how much.
+
+In a full cohort most preemptors find no victims, and each search used to list and sort
+every holder of every borrowing ClusterQueue first. ``reach`` answers from per-queue
+usage totals by priority (kept by ``Holdings`` until the queue changes) how much all the
+candidates any policy allows could free together; when that is short, the search ends
+before any candidate is listed. ``FailedSearches`` remembers searches that found
+nothing, so an equal or harder one in the same pool state is not run again.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence, Set
+from datetime import datetime
+
+from admission.engine.workload import Holdings
+from quota.model import ClusterQueue, WithinClusterQueue
+from quota.tree import FlavorResource, QuotaTree
+from quota.workload import Workload, WorkloadState
+
+_NEWER_EQUAL = WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY
+
+
+def reach(tree: QuotaTree, holdings: Holdings, protected: Set[str],
+          memo: dict[str, tuple[int, tuple[str, ...]]], cq: str,
+          frs: Sequence[FlavorResource], priority: int, *, everything: bool,
+          lower: bool) -> list[int]:
+    """Per slot of ``frs``, at least what other queues' candidates could free for a
+    preemptor of ``priority``: every unprotected holder of a borrowing queue
+    (``everything``), or the evicting ones plus, if ``lower``, those of lower priority;
+    the evicting holders of the other queues always (``memo``: those queues per pool)."""
+    borrowing = tree.borrowers(cq, frs)
+    out = [0] * len(frs)
+    slots = tuple(enumerate(frs))
+    for other in borrowing:
+        per_slot = holdings.totals(other, protected)
+        for j, fr in slots:
+            found = per_slot.get(fr)
+            if found is None:
+                continue
+            priorities, sums, evicting = found
+            if everything:
+                out[j] += sums[-1]
+            else:
+                out[j] += sums[bisect_left(priorities, priority) if lower else 0] + evicting
+    for other in _evicting_members(tree, holdings, memo, cq):
+        if other != cq and other not in borrowing:
+            per_slot = holdings.totals(other, protected)
+            for j, fr in slots:
+                found = per_slot.get(fr)
+                if found is not None:
+                    out[j] += found[2]
+    return out
+
+
+def _evicting_members(tree: QuotaTree, holdings: Holdings,
+                      memo: dict[str, tuple[int, tuple[str, ...]]], cq: str) -> tuple[str, ...]:
+    root = tree.root(cq)
+    found = memo.get(root)
+    if found is None or found[0] != holdings.evicting_changes:
+        members = tree.members(cq)
+        found = memo[root] = (holdings.evicting_changes,
+                              tuple(q for q in members if holdings.evicting.get(q)))
+    return found[1]
+
+
+def cohort_holders(tree: QuotaTree, holdings: Holdings, protected: Set[str], cq: str,
+                   frs: Sequence[FlavorResource]) -> list[tuple[Workload, str]]:
+    """Unprotected workloads of other queues in the pool that could free what is needed:
+    those of queues borrowing a needed slot, and any already evicting."""
+    out: list[tuple[Workload, str]] = []
+    borrowing = set(tree.borrowers(cq, frs))
+    for other in tree.members(cq):
+        if other == cq or other not in holdings.by_queue:
+            continue
+        if other in borrowing:
+            out.extend((w, other) for k, w in holdings.entries(other) if k not in protected)
+        elif holdings.evicting.get(other):
+            out.extend((w, other) for k, w in holdings.entries(other)
+                       if k not in protected and w.state is WorkloadState.EVICTING)
+    return out
+
+
+class FailedSearches:
+    """Victim searches that found nothing, per (queue, pool version, needed slots): a
+    later one in the same state needing no less, with no more candidates open to it (not
+    a higher priority, not older under LowerOrNewerEqualPriority), fails too."""
+
+    __slots__ = ("failures", "tree")
+
+    def __init__(self, tree: QuotaTree) -> None:
+        self.tree = tree
+        # key -> (priority, created, amounts) of each failed search
+        self.failures: dict[tuple[str, int, tuple[FlavorResource, ...]],
+                            list[tuple[int, datetime, tuple[int, ...]]]] = {}
+
+    def _key(self, cq: ClusterQueue,
+             usage: Mapping[FlavorResource, int]) -> tuple[str, int, tuple[FlavorResource, ...]]:
+        return (cq.name, self.tree.version(cq.name), tuple(sorted(usage)))
+
+    def add(self, cq: ClusterQueue, workload: Workload,
+            usage: Mapping[FlavorResource, int]) -> None:
+        amounts = tuple(usage[fr] for fr in sorted(usage))
+        self.failures.setdefault(self._key(cq, usage), []).append(
+            (workload.priority, workload.created_at, amounts))
+
+    def known(self, cq: ClusterQueue, workload: Workload,
+              usage: Mapping[FlavorResource, int]) -> bool:
+        """Whether an earlier search in the same pool state already proves none exists."""
+        failures = self.failures.get(self._key(cq, usage))
+        if not failures:
+            return False
+        amounts = tuple(usage[fr] for fr in sorted(usage))
+        newer = cq.preemption.within_cluster_queue is _NEWER_EQUAL
+        for priority, created, needed in failures:
+            if workload.priority > priority:
+                continue
+            if workload.priority == priority and newer and workload.created_at < created:
+                continue
+            if all(a >= n for a, n in zip(amounts, needed, strict=True)):
+                return True
+        return False

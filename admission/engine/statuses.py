@@ -1,0 +1,127 @@
+"""Pending verdicts (PURE): each waiting workload's reasons, hints and queue position.
+
+A full cycle leaves tens of thousands of workloads waiting, and their quota reasons cost
+more than the decisions themselves (a dozen formatted quantities each). The cycle hands
+out a mapping whose ``PendingStatus`` values are built from the cycle's final quota state
+when the first one is read: a caller that needs only decisions (or only the keys, or the
+count) does not pay for the verdicts.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from admission.engine import reasons
+from admission.engine.types import PendingStatus, Reason
+from quota.reasons import WaitReason
+from quota.workload import Workload
+
+# (ClusterQueue name, workload key, workload) -> its quota reasons and hints in the final state
+QuotaReasons = Callable[[str, str, Workload], tuple[Sequence[Reason], Sequence[str]]]
+
+
+@dataclass(slots=True)
+class Waiting:
+    """What the cycle decided about a workload that stays pending."""
+
+    cluster_queue: str | None
+    reasons: list[Reason]
+    hints: list[str] = field(default_factory=list)
+    blocked_by: str | None = None  # the StrictFIFO head it waits behind
+    quota: bool = False  # its quota reasons are still to be written
+
+
+class PendingStatuses(Mapping[str, PendingStatus]):
+    """Workload key -> ``PendingStatus``, built when the first one is read (keys sorted)."""
+
+    __slots__ = ("_built", "_keys", "_queues", "_quota", "_waiting", "_workloads")
+
+    def __init__(
+        self,
+        waiting: Mapping[str, Waiting],
+        workloads: Mapping[str, Workload],
+        queues: Mapping[str, object],
+        quota: QuotaReasons,
+    ) -> None:
+        self._waiting = waiting
+        self._workloads = workloads
+        self._queues = queues
+        self._quota = quota
+        self._keys = sorted(waiting)
+        self._built: dict[str, PendingStatus] | None = None
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._waiting
+
+    def __getitem__(self, key: str) -> PendingStatus:
+        if self._built is None:
+            self._built = self._build_all()
+        return self._built[key]
+
+    def __repr__(self) -> str:
+        return f"PendingStatuses({len(self._keys)} workloads)"
+
+    def _build_all(self) -> dict[str, PendingStatus]:
+        # All at once, with the collector off as in the cycle: built one by one between
+        # the caller's reads, each batch of small values would start a collection that
+        # walks the whole snapshot again (it tripled the cost of reading every verdict).
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            position = self._position()
+            waiting = self._waiting
+            return {key: self._build(key, waiting[key], position) for key in self._keys}
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _position(self) -> dict[str, int]:
+        """1-based places in each ClusterQueue's pending order."""
+        by_queue: dict[str, list[tuple[int, object, str]]] = {}
+        workloads, queues = self._workloads, self._queues
+        deactivated = WaitReason.DEACTIVATED
+        for key, entry in self._waiting.items():
+            cq = entry.cluster_queue
+            if cq is None or cq not in queues:
+                continue
+            if any(r.code is deactivated for r in entry.reasons):
+                continue  # a deactivated workload is out of the queue: it takes no place
+            workload = workloads[key]
+            by_queue.setdefault(cq, []).append((-workload.priority, workload.created_at, key))
+        positions: dict[str, int] = {}
+        for order in by_queue.values():
+            order.sort()
+            for place, (_, _, key) in enumerate(order, start=1):
+                positions[key] = place
+        return positions
+
+    def _build(self, key: str, entry: Waiting, position: Mapping[str, int]) -> PendingStatus:
+        # The parked reasons and hints are shared by every workload in the same state:
+        # combined into new sequences, never changed in place.
+        found: Sequence[Reason] = entry.reasons
+        hints: Sequence[str] = entry.hints
+        cq = entry.cluster_queue
+        if entry.quota and cq is not None:
+            more, hints = self._quota(cq, key, self._workloads[key])
+            if entry.blocked_by is not None:
+                more = [r for r in more if r.code is not WaitReason.PENDING_EVALUATION]
+            found = [*found, *more] if found else more
+        if entry.blocked_by is not None and cq is not None:
+            found = [*found, reasons.blocked_by_queue_head(cq, entry.blocked_by, position[key])]
+        if not found:  # pragma: no cover - every parked workload has a reason
+            found = [reasons.pending_evaluation()]
+        return PendingStatus(
+            key=key,
+            cluster_queue=cq,
+            reasons=(found[0],) if len(found) == 1 else reasons.sort_reasons(found),
+            hints=tuple(hints),
+            position=position.get(key),
+        )
