@@ -9,10 +9,12 @@ one C-speed ``json.dumps`` instead of escaping every array element in Python.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
+import psycopg
+from sqlalchemy import exc as sa_exc
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
@@ -35,6 +37,7 @@ def write_transitions(
     and the caller should roll back: the cycle's other decisions counted on them)."""
     if not transitions:
         return ()
+    admissions = [codec.admission_json(t.admission) for t in transitions]
     changed = session.execute(
         text(
             """
@@ -66,12 +69,12 @@ def write_transitions(
                         "id": t.id,
                         "version": t.version,
                         "state": str(t.state),
-                        "admission": codec.admission_json(t.admission),
+                        "admission": a,
                         "cluster_queue": t.admission.cluster_queue if t.admission else None,
                         "admits": t.admits,
                         "evicts": t.evicts,
                     }
-                    for t in transitions
+                    for t, a in zip(transitions, admissions, strict=True)
                 ]
             ),
         },
@@ -85,7 +88,7 @@ def write_transitions(
     close_usage(session, [t.id for t in transitions if t.releases], now)
     _open_usage(session, [t for t in transitions if t.admits], now)
     add_events(session, [(t.id, e) for t in transitions for e in t.events], now)
-    _audit(session, transitions, actor)
+    _audit(session, transitions, admissions, actor)
     return ()
 
 
@@ -190,89 +193,69 @@ def close_usage(session: Session, ids: Sequence[int], now: datetime) -> None:
         )
 
 
+def _copy(session: Session, statement: str, rows: Iterable[Sequence[object]]) -> None:
+    """Append ``rows`` with COPY on the session's own connection (same transaction): no
+    statement to parse and no JSON to unpack server-side. Driver errors surface as the
+    SQLAlchemy errors ``translated`` expects."""
+    raw = cast("psycopg.Connection[Any]", session.connection().connection.driver_connection)
+    try:
+        with raw.cursor() as cursor, cursor.copy(statement) as copy:
+            for row in rows:
+                copy.write_row(row)
+    except psycopg.Error as error:
+        raise sa_exc.DBAPIError.instance(
+            statement, None, error, psycopg.Error, connection_invalidated=raw.closed
+        ) from error
+
+
 def _open_usage(session: Session, admitted: Sequence[Transition], now: datetime) -> None:
     rows = [
-        (t.id, t.admission.cluster_queue, flavor, resource, amount)
+        (t.id, t.admission.cluster_queue, flavor, resource, amount, now)
         for t in admitted
         if t.admission is not None
         for (flavor, resource), amount in sorted(t.admission.usage().items())
     ]
-    if not rows:
-        return
-    session.execute(
-        text(
-            """
-            INSERT INTO usage_intervals
-                (workload_id, cluster_queue, flavor, resource, amount, started_at)
-            SELECT v.id, v.cq, v.flavor, v.resource, v.amount, :now
-            FROM jsonb_to_recordset(CAST(:rows AS jsonb))
-                 AS v(id bigint, cq text, flavor text, resource text, amount bigint)
-            """
-        ),
-        {
-            "now": now,
-            "rows": dump_json(
-                [
-                    {"id": i, "cq": cq, "flavor": f, "resource": r, "amount": a}
-                    for i, cq, f, r, a in rows
-                ]
-            ),
-        },
-    )
+    if rows:
+        _copy(
+            session,
+            "COPY usage_intervals "
+            "(workload_id, cluster_queue, flavor, resource, amount, started_at) FROM STDIN",
+            rows,
+        )
 
 
 def add_events(session: Session, events: Sequence[tuple[int, Event]], now: datetime) -> None:
     """Append workload events (id, event) at ``now``."""
-    if not events:
-        return
-    session.execute(
-        text(
-            """
-            INSERT INTO workload_events (workload_id, at, type, reason, details)
-            SELECT v.id, :now, v.type, v.reason, v.details
-            FROM jsonb_to_recordset(CAST(:rows AS jsonb))
-                 AS v(id bigint, type text, reason text, details jsonb)
-            """
-        ),
-        {
-            "now": now,
-            "rows": dump_json(
-                [
-                    {"id": i, "type": e.type, "reason": e.reason, "details": dict(e.details)}
-                    for i, e in events
-                ]
-            ),
-        },
-    )
+    if events:
+        _copy(
+            session,
+            "COPY workload_events (workload_id, at, type, reason, details) FROM STDIN",
+            [(i, now, e.type, e.reason, dump_json(dict(e.details))) for i, e in events],
+        )
 
 
-def _audit(session: Session, transitions: Sequence[Transition], actor: str) -> None:
-    session.execute(
-        text(
-            """
-            INSERT INTO audit_log (actor, action, kind, namespace, name, before, after)
-            SELECT :actor, 'update', :kind, v.namespace, v.name, v.before, v.after
-            FROM jsonb_to_recordset(CAST(:rows AS jsonb))
-                 AS v(namespace text, name text, before jsonb, after jsonb)
-            """
-        ),
-        {
-            "actor": actor,
-            "kind": WORKLOAD_KIND,
-            "rows": dump_json(
-                [
-                    {
-                        "namespace": t.namespace,
-                        "name": t.name,
-                        "before": {"state": str(t.before), "version": t.version},
-                        "after": {
-                            "state": str(t.state),
-                            "version": t.version + 1,
-                            "admission": codec.admission_json(t.admission),
-                        },
-                    }
-                    for t in transitions
-                ]
-            ),
-        },
+def _audit(
+    session: Session,
+    transitions: Sequence[Transition],
+    admissions: Sequence[Mapping[str, Any] | None],
+    actor: str,
+) -> None:
+    """One audit row per transition; ``admissions`` are their admissions as JSON."""
+    _copy(
+        session,
+        "COPY audit_log (actor, action, kind, namespace, name, before, after) FROM STDIN",
+        [
+            (
+                actor,
+                "update",
+                WORKLOAD_KIND,
+                t.namespace,
+                t.name,
+                dump_json({"state": str(t.before), "version": t.version}),
+                dump_json(
+                    {"state": str(t.state), "version": t.version + 1, "admission": admission}
+                ),
+            )
+            for t, admission in zip(transitions, admissions, strict=True)
+        ],
     )
