@@ -11,12 +11,10 @@ idempotent, so a crash between the two is repaired by re-actuating on start.
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -25,6 +23,7 @@ from sqlalchemy.orm import Session
 from admission.actuation import ADMIT, EVICT, REASON, Actuation, Actuator, Reconciler
 from admission.crash_hook import CrashHook
 from admission.cycle_plan import CyclePlan, plan_cycle, plan_requeues, primary_of
+from admission.engine.collector import collector_paused
 from admission.engine.cycle import run_cycle
 from admission.engine.types import Reason
 from admission.snapshot_cache import Refreshed, SnapshotCache
@@ -69,33 +68,6 @@ class CycleSummary:
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-_gc_lock = threading.Lock()
-_gc_pausers = 0
-_gc_resume = False
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Hold the cyclic garbage collector off while a cycle runs. A cycle allocates tens of
-    thousands of objects over a snapshot of millions, which sets off full collections that
-    walk the whole snapshot (a fifth of a large cycle's time). Refcounting still frees what
-    the cycle drops; cyclic garbage waits until the collector resumes. Nests across threads;
-    leaves the collector off if it was already off."""
-    global _gc_pausers, _gc_resume
-    with _gc_lock:
-        if _gc_pausers == 0:
-            _gc_resume = gc.isenabled()
-            gc.disable()
-        _gc_pausers += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_pausers -= 1
-            if _gc_pausers == 0 and _gc_resume:
-                gc.enable()
 
 
 class AdmissionLoop:
@@ -178,7 +150,7 @@ class AdmissionLoop:
             )
 
     def _cycle(self) -> tuple[CycleSummary, list[Actuation]]:
-        with _gc_paused():
+        with collector_paused():
             return self._cycle_once()
 
     def _cycle_once(self) -> tuple[CycleSummary, list[Actuation]]:

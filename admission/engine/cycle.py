@@ -8,7 +8,6 @@ workloads as fit, across and within ClusterQueues.
 
 from __future__ import annotations
 
-import gc
 import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -17,6 +16,7 @@ from datetime import datetime
 from admission.engine import reasons
 from admission.engine.candidates import FailedSearches
 from admission.engine.checks import drain_reason, inactive_queues, static_reasons
+from admission.engine.collector import collector_paused
 from admission.engine.fairshare import dominant_share
 from admission.engine.flavors import Assigner, Mode, Plan, partial_plan
 from admission.engine.ordering import CohortKey, queue_key
@@ -56,17 +56,8 @@ _PERMANENT = frozenset({WaitReason.NO_MATCHING_FLAVOR, WaitReason.EXCEEDS_MAX_QU
 
 def run_cycle(snapshot: Snapshot, now: datetime) -> CycleResult:
     """Decide one admission cycle over ``snapshot`` at time ``now``."""
-    # A cycle allocates hundreds of thousands of small acyclic values (plans, reasons) that
-    # live until it ends; each of them re-triggers the cyclic collector, which then walks
-    # the whole snapshot again and again (half the time of a 50,000-workload cycle). No
-    # cycle is created here, so collection waits until the result is out.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         return _Cycle(snapshot, now).run()
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class _Cycle:

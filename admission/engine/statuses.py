@@ -9,11 +9,11 @@ count) does not pay for the verdicts.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from admission.engine import reasons
+from admission.engine.collector import collector_paused
 from admission.engine.types import PendingStatus, Reason
 from quota.reasons import WaitReason
 from quota.workload import Workload
@@ -73,15 +73,10 @@ class PendingStatuses(Mapping[str, PendingStatus]):
         # All at once, with the collector off as in the cycle: built one by one between
         # the caller's reads, each batch of small values would start a collection that
         # walks the whole snapshot again (it tripled the cost of reading every verdict).
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with collector_paused():
             position = self._position()
             waiting = self._waiting
             return {key: self._build(key, waiting[key], position) for key in self._keys}
-        finally:
-            if enabled:
-                gc.enable()
 
     def _position(self) -> dict[str, int]:
         """1-based places in each ClusterQueue's pending order."""
