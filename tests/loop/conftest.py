@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 import sqlalchemy as sa
 import uvicorn
-from loop_builders import Ledgered
+from loop_builders import Ledgered, RecordingActuator, free_port
 from sqlalchemy.orm import sessionmaker
 
-from admission.actuation import Actuation
 from admission.loop import AdmissionLoop
 from api.app import create_app
 from api.deps import AppContext, Readiness
@@ -27,23 +25,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if _HERE in Path(item.path).parents:
             item.add_marker(pytest.mark.db)
-
-
-class RecordingActuator:
-    """The edge, recorded: every batch the loop hands over, in order."""
-
-    def __init__(self) -> None:
-        self.batches: list[list[Actuation]] = []
-
-    async def actuate(self, actions: Sequence[Actuation]) -> None:
-        self.batches.append(list(actions))
-
-    @property
-    def actions(self) -> list[Actuation]:
-        return [a for batch in self.batches for a in batch]
-
-    def clear(self) -> None:
-        self.batches.clear()
 
 
 @pytest.fixture
@@ -63,13 +44,6 @@ def actuator() -> RecordingActuator:
 @pytest.fixture
 def loop(ledgered: Ledgered, actuator: RecordingActuator) -> AdmissionLoop:
     return AdmissionLoop(ledgered.sessions, actuator)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @pytest.fixture

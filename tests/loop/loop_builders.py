@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import socket
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -11,6 +12,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
+from admission.actuation import Actuation
 from admission.submit import finish_workload, submit_workload
 from quota.apply import apply_objects, parse_texts
 from quota.ledger import Ledger
@@ -140,3 +142,27 @@ class Ledgered:
     def execute(self, query: str, **params: Any) -> None:
         with self.sessions() as session:
             session.execute(sa.text(query), params)
+
+
+class RecordingActuator:
+    """The edge, recorded: every batch the loop hands over, in order."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[Actuation]] = []
+
+    async def actuate(self, actions: Sequence[Actuation]) -> None:
+        self.batches.append(list(actions))
+
+    @property
+    def actions(self) -> list[Actuation]:
+        return [a for batch in self.batches for a in batch]
+
+    def clear(self) -> None:
+        self.batches.clear()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from conftest import free_port
+from loop_builders import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 _ADMITTED = re.compile(r"admission\.loop: admitted (\S+) to ClusterQueue")

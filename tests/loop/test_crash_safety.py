@@ -11,9 +11,8 @@ import time
 from pathlib import Path
 
 import httpx
-from conftest import free_port
 from invariants import violations
-from loop_builders import Ledgered, job, pool
+from loop_builders import Ledgered, free_port, job, pool
 
 REPO = Path(__file__).resolve().parents[2]
 # Each phase runs the server with one crash point armed (None: a clean run to settle).

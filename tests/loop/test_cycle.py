@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import RecordingActuator
-from loop_builders import Ledgered, job, pool
+from loop_builders import Ledgered, RecordingActuator, job, pool
 
 from admission.loop import AdmissionLoop
 

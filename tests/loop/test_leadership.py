@@ -7,8 +7,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 import pytest
-from conftest import RecordingActuator
-from loop_builders import Ledgered, job, pool
+from loop_builders import Ledgered, RecordingActuator, job, pool
 
 from admission.leader import LEADER_LOCK, AdvisoryLockLeadership
 from admission.loop import AdmissionLoop, LostLeadership
