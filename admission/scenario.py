@@ -66,6 +66,7 @@ class Step:
     create: tuple[Creation, ...] = ()
     finish: tuple[str, ...] = ()
     deactivate: tuple[str, ...] = ()
+    checkpointed: tuple[str, ...] = ()  # workloads reporting a finished checkpoint
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +204,7 @@ class _Parser:
         create = self._creates(raw.get("create"), where, f"{field}.create", self.epoch + at)
         finish = self._keys(raw.get("finish"), where, f"{field}.finish")
         deactivate = self._keys(raw.get("deactivate"), where, f"{field}.deactivate")
+        checkpointed = self._keys(raw.get("checkpointed"), where, f"{field}.checkpointed")
         return Step(
             index,
             at,
@@ -212,6 +214,7 @@ class _Parser:
             tuple(create),
             tuple(finish),
             tuple(deactivate),
+            tuple(checkpointed),
         )
 
     def _objects(self, raw: list[object], field: str, where: str) -> tuple[ManifestObject, ...]:

@@ -1,24 +1,18 @@
 """What ``berth simulate`` cannot model yet, turned away in one place (PURE).
 
-Node capacity, topology and checkpoint-aware preemption arrive with the health and
-topology issue; lifting the limit means emptying these tables.
+Everything the scenario spec names is simulated now (Nodes, Topologies, topology
+annotations, checkpoint grace and ``checkpointed`` events), so the tables are empty; a
+future feature the simulator lags behind on goes here until it catches up.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-NOT_YET = (
-    "not supported yet (node capacity, topology and checkpoints arrive with the health "
-    "and topology issue)"
-)
-UNSUPPORTED_KINDS = frozenset({"Node", "Topology"})
-UNSUPPORTED_STEP_KEYS = ("checkpointed",)
-UNSUPPORTED_ANNOTATIONS = (
-    "berth.dev/checkpoint-grace",
-    "kueue.x-k8s.io/podset-required-topology",
-    "kueue.x-k8s.io/podset-preferred-topology",
-)
+NOT_YET = "not supported yet by berth simulate"
+UNSUPPORTED_KINDS: frozenset[str] = frozenset()
+UNSUPPORTED_STEP_KEYS: tuple[str, ...] = ()
+UNSUPPORTED_ANNOTATIONS: tuple[str, ...] = ()
 
 
 def unsupported(doc: object) -> tuple[str, str] | None:

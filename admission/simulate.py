@@ -1,8 +1,10 @@
 """The ``berth simulate`` runner: a parsed scenario through the engine on a virtual clock (PURE).
 
 Time is ``epoch + step.at``; nothing reads the real clock. At every instant that matters
-(each step, and each ``berth.dev/runtime`` completion between steps) the engine runs until
-it neither admits nor evicts. Only the steps' instants are reported.
+(each step, each ``berth.dev/runtime`` completion and each checkpoint grace deadline between
+steps) the engine runs until it neither admits nor evicts. Only the steps' instants are
+reported. A victim with a grace is ``Evicting`` (holding its quota) until a ``checkpointed``
+event names it or its deadline passes; then it is evicted and requeued.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from datetime import datetime, timedelta
 from admission.engine.cycle import run_cycle
 from admission.engine.types import CycleResult, PendingStatus, Reason, Snapshot
 from admission.scenario import WORKLOAD_KINDS, Scenario, Step, format_duration
+from quota.checkpoints import CHECKPOINTED_AT, checkpoint_grace, format_time
 from quota.errors import BerthError
 from quota.manifests import ManifestObject
 from quota.model import (
@@ -26,12 +29,14 @@ from quota.model import (
     ResourceFlavor,
     Topology,
 )
-from quota.reasons import WaitReason
+from quota.reasons import EvictionReason, WaitReason
 from quota.workload import Workload, WorkloadState
 
 MAX_CYCLES = 1000
 _HOLDING = (WorkloadState.ADMITTED, WorkloadState.EVICTING)
 _WAITING = (WorkloadState.PENDING, WorkloadState.DEACTIVATED)  # the engine gives their reasons
+# Evictions that let a ``berth.dev/checkpoint-grace`` run first (as the loop does).
+_GRACEFUL = (str(EvictionReason.PREEMPTED), str(EvictionReason.NODE_UNHEALTHY))
 
 
 class SimulationError(BerthError):
@@ -82,8 +87,8 @@ def simulate(scenario: Scenario, *, max_cycles: int = MAX_CYCLES) -> SimulationR
     for step in scenario.steps:
         now = scenario.epoch + step.at
         world.advance_to(now)
-        world.apply(step, now)
-        preempted = world.settle(now)
+        checkpointed = world.apply(step, now)
+        preempted = (*checkpointed, *world.settle(now))
         outcomes.append(world.outcome(step, now, preempted))
     return SimulationResult(scenario.name, tuple(outcomes))
 
@@ -99,21 +104,26 @@ class _World:
         self.borrowing: dict[str, bool] = {}
         self.runtimes: dict[str, timedelta] = {}
         self.finish_at: dict[str, datetime] = {}
+        self.grace_until: dict[str, datetime] = {}  # Evicting victims: their deadline
         self.pending: Mapping[str, PendingStatus] = {}
 
     def advance_to(self, now: datetime) -> None:
-        """Complete runtimes due up to ``now``; earlier instants each get their own cycles."""
-        while self.finish_at:
-            due = min(self.finish_at.values())
+        """Complete runtimes and end checkpoint graces due up to ``now``, in time order;
+        earlier instants each get their own cycles."""
+        while self.finish_at or self.grace_until:
+            due = min([*self.finish_at.values(), *self.grace_until.values()])
             if due > now:
                 return
             for key in [k for k, at in self.finish_at.items() if at == due]:
                 self._finish(key)
+            for key in [k for k, at in self.grace_until.items() if at == due]:
+                self._evict(key)
             if due < now:
                 self.settle(due)
 
-    def apply(self, step: Step, now: datetime) -> None:
-        """The step's events, in the order the spec gives them."""
+    def apply(self, step: Step, now: datetime) -> list[str]:
+        """The step's events, in the order the spec gives them; the victims a reported
+        checkpoint released (evicted now)."""
         for item in step.apply:
             self.objects[item.key] = item
         for ref in step.delete:
@@ -142,6 +152,16 @@ class _World:
                     admission=None,
                     admitted_at=None,
                 )
+                self.grace_until.pop(key, None)
+        released = []
+        for key in step.checkpointed:
+            workload = self.workloads[key]
+            notes = {**workload.annotations, CHECKPOINTED_AT: format_time(now)}
+            self.workloads[key] = replace(workload, annotations=notes)
+            if workload.state is WorkloadState.EVICTING:
+                self._evict(key)
+                released.append(key)
+        return released
 
     def settle(self, now: datetime) -> tuple[str, ...]:
         """Run cycles at ``now`` until nothing is admitted or evicted; return the evicted."""
@@ -164,14 +184,14 @@ class _World:
             workload = self.workloads.get(eviction.key)
             if workload is None or workload.state not in _HOLDING:
                 continue
-            self.finish_at.pop(eviction.key, None)
-            self.workloads[eviction.key] = replace(
-                workload,
-                state=WorkloadState.PENDING,
-                admission=None,
-                admitted_at=None,
-                eviction_count=workload.eviction_count + 1,
-            )
+            grace = checkpoint_grace(workload) if eviction.reason in _GRACEFUL else None
+            if grace is not None and workload.state is WorkloadState.ADMITTED:
+                # It keeps running and holding its quota while it checkpoints.
+                self.workloads[eviction.key] = replace(
+                    workload, state=WorkloadState.EVICTING, evicted_at=now)
+                self.grace_until[eviction.key] = now + grace
+                continue
+            self._evict(eviction.key)
             evicted.append(eviction.key)
         for decision in result.admitted:
             key = decision.key
@@ -186,12 +206,28 @@ class _World:
                 self.finish_at[key] = now + self.runtimes[key]
         return evicted
 
+    def _evict(self, key: str) -> None:
+        """Back to the queue, its quota released."""
+        workload = self.workloads[key]
+        self.finish_at.pop(key, None)
+        self.grace_until.pop(key, None)
+        self.workloads[key] = replace(
+            workload,
+            state=WorkloadState.PENDING,
+            admission=None,
+            admitted_at=None,
+            eviction_count=workload.eviction_count + 1,
+            evicted_at=None,
+        )
+
     def _finish(self, key: str) -> None:
         self.finish_at.pop(key, None)
+        self.grace_until.pop(key, None)
         self.workloads[key] = replace(self.workloads[key], state=WorkloadState.FINISHED)
 
     def _forget(self, key: str) -> None:
-        for table in (self.workloads, self.borrowing, self.runtimes, self.finish_at):
+        tables = (self.workloads, self.borrowing, self.runtimes, self.finish_at, self.grace_until)
+        for table in tables:
             table.pop(key, None)
 
     def snapshot(self) -> Snapshot:

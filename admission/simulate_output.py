@@ -43,10 +43,19 @@ def _workload(view: WorkloadView) -> dict[str, object]:
         return body
     if workload.admission is not None:
         body["clusterQueue"] = workload.admission.cluster_queue
-        body["podSets"] = {
+        pod_sets: dict[str, dict[str, object]] = {
             assignment.name: {"count": assignment.count, "flavors": dict(assignment.flavors)}
             for assignment in workload.admission.pod_sets
         }
+        body["podSets"] = pod_sets
+        for placement in workload.admission.placement or ():
+            # Where the pods went, when the flavor has nodes: pods per node, and the
+            # topology domain they were kept in.
+            shown = pod_sets.get(placement.name)
+            if shown is not None:
+                shown["nodes"] = dict(placement.nodes)
+                if placement.level is not None:
+                    shown["topology"] = {placement.level: placement.domain}
         if workload.state in (WorkloadState.ADMITTED, WorkloadState.EVICTING):
             body["borrowing"] = view.borrowing
     return body

@@ -24,7 +24,7 @@ from quota.model import (
     WhenCanPreempt,
     WithinClusterQueue,
 )
-from quota.workload import Admission, PodSet, PodSetAssignment
+from quota.workload import Admission, PodSet, PodSetAssignment, PodSetPlacement
 
 Json = dict[str, Any]
 
@@ -168,7 +168,7 @@ def from_pod_set(data: Json) -> PodSet:
 def admission_json(admission: Admission | None) -> Json | None:
     if admission is None:
         return None
-    return {
+    out: Json = {
         "clusterQueue": admission.cluster_queue,
         "podSetAssignments": [
             {
@@ -180,6 +180,26 @@ def admission_json(admission: Admission | None) -> Json | None:
             for a in admission.pod_sets
         ],
     }
+    if admission.placement is not None:
+        out["placement"] = [placement_json(p) for p in admission.placement]
+    return out
+
+
+def placement_json(placement: PodSetPlacement) -> Json:
+    out: Json = {"name": placement.name, "nodes": dict(placement.nodes)}
+    if placement.level is not None:
+        out["level"] = placement.level
+        out["domain"] = placement.domain
+    return out
+
+
+def from_placement(data: Json) -> PodSetPlacement:
+    return PodSetPlacement(
+        name=data["name"],
+        nodes=dict(data["nodes"]),
+        level=data.get("level"),
+        domain=data.get("domain"),
+    )
 
 
 def from_admission(data: Json | None) -> Admission | None:
@@ -193,6 +213,9 @@ def from_admission(data: Json | None) -> Admission | None:
             )
             for a in data["podSetAssignments"]
         ),
+        # Absent in admissions written before placements were recorded.
+        placement=None if data.get("placement") is None
+        else tuple(from_placement(p) for p in data["placement"]),
     )
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from quota.manifest_reader import Field, dns_name, qualified_name
 from quota.manifest_shapes import read_label_selector, read_taints, read_tolerations
+from quota.metering import PRICE_ANNOTATION, Price, PriceError, parse_prices
 from quota.model import (
     BorrowWithinCohort,
     BorrowWithinCohortPolicy,
@@ -51,6 +52,7 @@ Model = (
 )
 
 HEALTH_ANNOTATION = "berth.dev/health"
+MIN_PRIORITY_ANNOTATION = "berth.dev/min-priority"
 INT32 = (-(2**31), 2**31 - 1)
 
 _CQ_SPEC = (
@@ -78,7 +80,35 @@ def read_resource_flavor(top: Field, meta: Meta) -> ResourceFlavor:
         node_taints=read_taints(spec, "nodeTaints"),
         tolerations=read_tolerations(spec, "tolerations"),
         topology_name=spec.string("topologyName", check=dns_name) or None,
+        prices=_prices(top, meta),
+        min_priority=_min_priority(top, meta),
     )
+
+
+def _min_priority(top: Field, meta: Meta) -> int | None:
+    text = meta.annotations.get(MIN_PRIORITY_ANNOTATION)
+    if text is None:
+        return None
+    try:
+        value = int(text.strip())
+    except ValueError:
+        value = None
+    if value is None or not INT32[0] <= value <= INT32[1]:
+        Field(top.sink, f"metadata.annotations[{MIN_PRIORITY_ANNOTATION}]").problem(
+            f"must be a whole number (a workload priority), got {text!r}")
+        return None
+    return value
+
+
+def _prices(top: Field, meta: Meta) -> dict[str, Price]:
+    text = meta.annotations.get(PRICE_ANNOTATION)
+    if text is None:
+        return {}
+    try:
+        return parse_prices(text)
+    except PriceError as exc:
+        Field(top.sink, f"metadata.annotations[{PRICE_ANNOTATION}]").problem(str(exc))
+        return {}
 
 
 def read_cluster_queue(top: Field, meta: Meta) -> ClusterQueue:

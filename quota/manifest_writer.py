@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from quota.manifest_kinds import HEALTH_ANNOTATION, Model
+from quota.manifest_kinds import HEALTH_ANNOTATION, MIN_PRIORITY_ANNOTATION, Model
 from quota.manifest_shapes import label_selector_manifest, taint_manifest, toleration_manifest
+from quota.metering import PRICE_ANNOTATION, format_prices
 from quota.model import (
     ClusterQueue,
     Cohort,
@@ -31,7 +32,11 @@ BERTH_API_VERSION = "berth.dev/v1beta1"
 def to_manifest(obj: Model) -> dict[str, object]:
     """A model value as a manifest dict (``berth.dev/v1beta1``, or ``v1`` for core kinds)."""
     if isinstance(obj, ResourceFlavor):
-        return _header("ResourceFlavor", obj.name) | {"spec": _flavor_spec(obj)}
+        notes = {PRICE_ANNOTATION: format_prices(obj.prices)} if obj.prices else {}
+        if obj.min_priority is not None:
+            notes[MIN_PRIORITY_ANNOTATION] = str(obj.min_priority)
+        header = _header("ResourceFlavor", obj.name, annotations=notes)
+        return header | {"spec": _flavor_spec(obj)}
     if isinstance(obj, ClusterQueue):
         return _header("ClusterQueue", obj.name) | {"spec": _cluster_queue_spec(obj)}
     if isinstance(obj, Cohort):

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from quota.metering import Price
+
 
 class QueueingStrategy(StrEnum):
     BEST_EFFORT_FIFO = "BestEffortFIFO"
@@ -133,6 +135,11 @@ class ResourceFlavor:
     node_taints: tuple[Taint, ...] = ()
     tolerations: tuple[Toleration, ...] = ()
     topology_name: str | None = None
+    # ``berth.dev/price-per-hour`` by resource; metering only, admission never reads it.
+    prices: Mapping[str, Price] = field(default_factory=dict)
+    # ``berth.dev/min-priority``: only workloads of at least this priority may use the
+    # flavor (keeps low-priority work off specialised nodes); None admits every priority.
+    min_priority: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

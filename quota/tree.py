@@ -103,7 +103,10 @@ class QuotaTree:
         # Pool-wide answers, memoised per pool version: one scan serves all its members.
         self._borrowers: dict[tuple[int, tuple[FlavorResource, ...], int], list[str]] = {}
         self._ranking: dict[tuple[int, FlavorResource, int], list[tuple[int, str]]] = {}
-        # (queue, fr) -> (pool version, available): flavor assignment asks the same
+        # Bumped per (pool, flavor, resource) on usage changes of that resource only:
+        # what a queue has available of one resource survives admissions of others.
+        self._slot_versions: dict[tuple[int, FlavorResource], int] = {}
+        # (queue, fr) -> (slot version, available): flavor assignment asks the same
         # question for every pending workload while the pool does not change.
         self._available: dict[tuple[str, FlavorResource], tuple[int, int]] = {}
         self._potential: dict[tuple[str, FlavorResource], int] = {}  # usage-independent
@@ -199,7 +202,7 @@ class QuotaTree:
 
     def available(self, cq: str, fr: FlavorResource) -> int:
         """What the ClusterQueue could take of ``fr`` right now (own unused + borrowable)."""
-        version = self._versions.get(id(self._root_of[cq]), 0)
+        version = self._slot_versions.get((id(self._root_of[cq]), fr), 0)
         cached = self._available.get((cq, fr))
         if cached is not None and cached[0] == version:
             return cached[1]
@@ -258,21 +261,26 @@ class QuotaTree:
 
     def add(self, cq: str, usage: Mapping[FlavorResource, int]) -> None:
         node = self._queues[cq]
-        self._bump(cq)
+        root = self._bump(cq)
+        slots = self._slot_versions
         for fr, amount in usage.items():
             if amount:
                 _add(node, fr, amount)
+                slots[(root, fr)] = slots.get((root, fr), 0) + 1
 
     def remove(self, cq: str, usage: Mapping[FlavorResource, int]) -> None:
         node = self._queues[cq]
-        self._bump(cq)
+        root = self._bump(cq)
+        slots = self._slot_versions
         for fr, amount in usage.items():
             if amount:
                 _remove(node, fr, amount)
+                slots[(root, fr)] = slots.get((root, fr), 0) + 1
 
-    def _bump(self, cq: str) -> None:
+    def _bump(self, cq: str) -> int:
         key = id(self._root_of[cq])
         self._versions[key] = self._versions.get(key, 0) + 1
+        return key
 
 
 _NO_LIMITS = Limits()

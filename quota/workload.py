@@ -58,9 +58,23 @@ class PodSetAssignment:
 
 
 @dataclass(frozen=True, slots=True)
+class PodSetPlacement:
+    """Where one pod set's pods were placed: pods per node, and the topology domain they
+    are confined to (``level`` node label = ``domain``) when the pod set asked for one."""
+
+    name: str
+    nodes: Mapping[str, int]  # node name -> pods
+    level: str | None = None
+    domain: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Admission:
     cluster_queue: str
     pod_sets: tuple[PodSetAssignment, ...]
+    # Per pod set, the nodes its pods were counted on; None when no node inventory limited
+    # the admission (quota only), or it was admitted before placements were recorded.
+    placement: tuple[PodSetPlacement, ...] | None = None
 
     def usage(self) -> dict[tuple[str, str], int]:
         """Total held per (flavor, resource)."""
@@ -89,6 +103,7 @@ class Workload:
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
     kind: str = "Job"  # Job | Workload: the object it came from
+    evicted_at: datetime | None = None  # Evicting: when it was asked to checkpoint
 
     @property
     def key(self) -> str:

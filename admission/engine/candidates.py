@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence, Set
 from datetime import datetime
 
 from admission.engine.workload import Holdings
+from quota.checkpoints import lost_since
 from quota.model import ClusterQueue, WithinClusterQueue
 from quota.tree import FlavorResource, QuotaTree
 from quota.workload import Workload, WorkloadState
@@ -80,6 +81,22 @@ def cohort_holders(tree: QuotaTree, holdings: Holdings, protected: Set[str], cq:
             out.extend((w, other) for k, w in holdings.entries(other)
                        if k not in protected and w.state is WorkloadState.EVICTING)
     return out
+
+
+def lost_work(workload: Workload, held: Mapping[FlavorResource, int],
+              needed: Mapping[FlavorResource, int], now: datetime | None) -> float:
+    """The work evicting ``workload`` now would throw away: seconds since its last
+    checkpoint (or admission) × how much of what the preemptor needs it holds, each slot
+    counted as a fraction of the need so that GPUs and bytes of memory weigh alike.
+    A ranking, never a quantity: a float is fine here."""
+    since = lost_since(workload)
+    if now is None or since is None:
+        return 0.0
+    # Not clipped at zero: with equal holdings, the later start ranks first even when a
+    # caller's clock is behind the admission stamps.
+    seconds = (now - since).total_seconds()
+    share = sum(held.get(fr, 0) / amount for fr, amount in needed.items() if amount > 0)
+    return seconds * share
 
 
 class FailedSearches:

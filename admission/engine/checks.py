@@ -54,6 +54,13 @@ def static_reasons(
     snapshot: Snapshot, workload: Workload, inactive: Mapping[str, str]
 ) -> tuple[str | None, list[Reason]]:
     """The workload's ClusterQueue name (if its LocalQueue names one) and what holds it back."""
+    cq_name, held = queue_reasons(snapshot, workload.namespace, workload.queue_name, inactive)
+    return cq_name, [*workload_reasons(snapshot, workload), *held]
+
+
+def workload_reasons(snapshot: Snapshot, workload: Workload) -> list[Reason]:
+    """What holds the workload back on its own: deactivated, unknown priority class, an
+    invalid request."""
     out: list[Reason] = []
     if is_deactivated(workload):
         out.append(reasons.deactivated())
@@ -65,7 +72,16 @@ def static_reasons(
     problem = request_problem(workload)
     if problem is not None:
         out.append(reasons.misconfigured(f"Workload {workload.key}", problem))
-    lq_key = f"{workload.namespace}/{workload.queue_name}"
+    return out
+
+
+def queue_reasons(
+    snapshot: Snapshot, namespace: str, queue_name: str, inactive: Mapping[str, str]
+) -> tuple[str | None, list[Reason]]:
+    """The ClusterQueue a LocalQueue leads to (if it names one) and what holds back every
+    workload sent through it: the same for all of them, so the cycle asks once per queue."""
+    out: list[Reason] = []
+    lq_key = f"{namespace}/{queue_name}"
     lq = snapshot.local_queues.get(lq_key)
     if lq is None:
         out.append(reasons.misconfigured(f"LocalQueue {lq_key}", "it does not exist"))
@@ -79,11 +95,11 @@ def static_reasons(
         return lq.cluster_queue, out
     if lq.cluster_queue in inactive:
         out.append(reasons.misconfigured(obj, inactive[lq.cluster_queue]))
-    namespace = snapshot.namespaces.get(workload.namespace)
-    labels = namespace.labels if namespace is not None else {}
+    ns = snapshot.namespaces.get(namespace)
+    labels = ns.labels if ns is not None else {}
     if cq.namespace_selector is None or not cq.namespace_selector.matches(labels):
         out.append(reasons.misconfigured(
-            obj, f"its namespaceSelector does not select namespace {workload.namespace}"))
+            obj, f"its namespaceSelector does not select namespace {namespace}"))
     if cq.stop_policy is not StopPolicy.NONE:
         out.append(reasons.suspended(obj, str(cq.stop_policy)))
     return cq.name, out

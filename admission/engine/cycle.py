@@ -15,12 +15,19 @@ from datetime import datetime
 
 from admission.engine import reasons
 from admission.engine.candidates import FailedSearches
-from admission.engine.checks import drain_reason, inactive_queues, static_reasons
+from admission.engine.capacity import Capacity, demands
+from admission.engine.checks import (
+    drain_reason,
+    inactive_queues,
+    queue_reasons,
+    static_reasons,
+)
 from admission.engine.collector import collector_paused
 from admission.engine.fairshare import dominant_share
 from admission.engine.flavors import Assigner, Mode, Plan, partial_plan
-from admission.engine.ordering import CohortKey, queue_key
+from admission.engine.ordering import CohortKey
 from admission.engine.preemption import Search, Victim, can_preempt, find_victims
+from admission.engine.queues import Entry, caps, entry
 from admission.engine.statuses import PendingStatuses, Waiting
 from admission.engine.types import (
     AdmissionDecision,
@@ -34,6 +41,7 @@ from admission.engine.workload import (
     Holdings,
     Shape,
     checkpoint_grace,
+    grace_ends,
     held_usage,
     holds_quota,
     is_pending,
@@ -43,7 +51,7 @@ from admission.engine.workload import (
 from quota.model import ClusterQueue, QueueingStrategy, ReclaimWithinCohort
 from quota.reasons import WaitReason
 from quota.tree import FlavorResource, QuotaTree
-from quota.workload import Workload, WorkloadState
+from quota.workload import Admission, Workload, WorkloadState
 
 Usage = Mapping[FlavorResource, int]
 
@@ -71,7 +79,11 @@ class _Cycle:
         )
         self.inactive = inactive_queues(snapshot, self.tree)
         self.open_holders: dict[str, int] = {}
-        self.assigner = Assigner(self.tree, snapshot.flavors)
+        # Node capacity (None without nodes for any flavor: quota alone decides).
+        self.capacity = Capacity.of(snapshot)
+        self.assigner = Assigner(self.tree, snapshot.flavors, self.capacity,
+                                 snapshot.topologies)
+        self.floors = any(f.min_priority is not None for f in snapshot.flavors.values())
         self.holdings = Holdings()
         self.admitted: list[AdmissionDecision] = []
         self.evicted: list[EvictionDecision] = []
@@ -106,15 +118,22 @@ class _Cycle:
         self.reason_memo: dict[object, Reason] = {}
         self.hint_memo: dict[object, list[str]] = {}
         self.search = Search(self.tree, self.queues, self.holdings, self.fresh,
-                             snapshot.fair_sharing)
-        for key in sorted(snapshot.workloads):
-            workload = snapshot.workloads[key]
-            if holds_quota(workload) and workload.admission is not None:
-                cq = workload.admission.cluster_queue
-                if self.tree.has_queue(cq):
-                    usage = held_usage(workload)
-                    self.tree.add(cq, usage)
-                    self.holdings.add(cq, workload, usage)
+                             snapshot.fair_sharing, now=now)
+        # Most of the snapshot is pending: pick the holders out before sorting them.
+        holders = sorted((key, w) for key, w in snapshot.workloads.items()
+                         if w.admission is not None and holds_quota(w))
+        for _, workload in holders:
+            assert workload.admission is not None
+            cq = workload.admission.cluster_queue
+            if self.tree.has_queue(cq):
+                usage = held_usage(workload)
+                self.tree.add(cq, usage)
+                self.holdings.add(cq, workload, usage)
+        self.caps: dict[str, tuple[int, dict[str, int]]] = {}
+        self.parking: dict[str, Waiting] = {}
+        self.dry: set[str] = set()
+        if self.capacity is not None:
+            self.capacity.occupy_admitted(self.holdings.by_queue)
 
     def run(self) -> CycleResult:
         self._drain()
@@ -142,6 +161,7 @@ class _Cycle:
             if why is not None:
                 self.tree.remove(cq, self.holdings.usage[key])
                 self.holdings.remove(key)
+                self._release(key)
                 self.evicted.append(EvictionDecision(key, "", None, cq, why))
 
     def _open_holders(self) -> dict[str, int]:
@@ -153,65 +173,134 @@ class _Cycle:
             out[root] = out.get(root, 0) + 1
         return out
 
-    def _classify(self) -> dict[str, list[Workload]]:
+    def _classify(self) -> dict[str, list[Entry]]:
         """Split pending workloads into per-queue lists; record what holds the rest back."""
-        queued: dict[str, list[Workload]] = {}
-        for key in sorted(self.snapshot.workloads):
-            workload = self.snapshot.workloads[key]
-            if not is_pending(workload):
+        queued: dict[str, list[Entry]] = {}
+        # What a LocalQueue says of every workload sent through it: (ClusterQueue, clear).
+        routes: dict[tuple[str, str], tuple[str | None, bool]] = {}
+        classes = self.snapshot.priority_classes
+        pending = WorkloadState.PENDING
+        for key, workload in self.snapshot.workloads.items():
+            if workload.state is not pending:
+                if is_pending(workload):
+                    self._hold(key, workload)
                 continue
-            cq_name, held = static_reasons(self.snapshot, workload, self.inactive)
-            if not held and cq_name is not None:
-                queued.setdefault(cq_name, []).append(workload)
+            lq = (workload.namespace, workload.queue_name)
+            route = routes.get(lq)
+            if route is None:
+                cq_name, held = queue_reasons(self.snapshot, *lq, self.inactive)
+                route = routes[lq] = (cq_name, not held and cq_name is not None)
+            pc = workload.priority_class
+            if (not route[1] or not workload.active or (pc is not None and pc not in classes)
+                    or request_problem(workload) is not None):
+                self._hold(key, workload)
                 continue
-            if (cq_name is not None and cq_name in self.queues
-                    and cq_name not in self.inactive and request_problem(workload) is None):
-                plan = self.assigner.assign(self.queues[cq_name], workload)
-                held += [r for r in self._plan_reasons(plan) if r.code in _PERMANENT]
-            self.waiting[key] = Waiting(cq_name, held)
-        for workloads in queued.values():
-            workloads.sort(key=queue_key)
+            queued.setdefault(route[0], []).append(entry(key, workload))  # type: ignore[arg-type]
+        for entries in queued.values():
+            entries.sort()
         return queued
+
+    def _hold(self, key: str, workload: Workload) -> None:
+        """Record what holds a pending workload back before any quota is measured."""
+        cq_name, held = static_reasons(self.snapshot, workload, self.inactive)
+        if (cq_name is not None and cq_name in self.queues
+                and cq_name not in self.inactive and request_problem(workload) is None):
+            plan = self.assigner.assign(self.queues[cq_name], workload)
+            held += [r for r in self._plan_reasons(plan) if r.code in _PERMANENT]
+        self.waiting[key] = Waiting(cq_name, held)
 
     # --- admission -----------------------------------------------------------------------
 
-    def _admit(self, queued: dict[str, list[Workload]]) -> None:
+    def _admit(self, queued: dict[str, list[Entry]]) -> None:
         heap: list[tuple[CohortKey, bool, str]] = []
-        # Per queue: each workload with its shape and optimistic cohort key, computed once.
-        entries = {
-            name: [(w, self._shape(w), (False, 0, -w.priority, w.created_at, w.key))
-                   for w in workloads]
-            for name, workloads in queued.items()
-        }
         index = dict.fromkeys(queued, 0)
         for name in sorted(queued):
-            heapq.heappush(heap, (entries[name][0][2], False, name))
+            first = queued[name][0]
+            heapq.heappush(heap, ((False, 0, first[0], first[1], first[2]), False, name))
         push, pop = heapq.heappush, heapq.heappop
         while heap:
             key, requeued, name = pop(heap)
             cq = self.queues[name]
-            mine = entries[name]
+            mine = queued[name]
             at = index[name]
-            workload, shape_, _ = mine[at]
+            settled = not requeued and self._settled(cq)
+            if settled and name in self.dry:
+                start, at = at, self._park_tail(cq, mine, at)
+                if at == len(mine):
+                    continue
+                if at > start:
+                    index[name] = at
+                    top = mine[at]
+                    push(heap, ((False, 0, top[0], top[1], top[2]), False, name))
+                    continue
+            workload = mine[at][3]
+            shape_ = self._shape(workload, mine[at][2])
             outcome = self._outcome(cq, workload, shape_)
-            if not requeued:
+            # A borrower waits for the non-borrowing heads of its cohort; one that does
+            # not fit in a settled pool is decided at once: waiting cannot help it.
+            if not requeued and (outcome[0] is Mode.FIT or not settled):
                 actual = self._cohort_key(cq, workload, outcome, key)
                 if actual > key:
                     push(heap, (actual, True, name))
                     continue
+            # Once a head fails, its queue's room is short: the quick filter starts paying.
+            if outcome[0] is Mode.FIT:
+                self.dry.discard(name)
+            else:
+                self.dry.add(name)
             blocking = self._decide(cq, workload, outcome, shape_)
             at = index[name] = at + 1
             if blocking and cq.queueing_strategy is QueueingStrategy.STRICT_FIFO:
-                for behind, _, _ in mine[at:]:
-                    self._block(cq, behind, workload.key)
+                for behind in mine[at:]:
+                    self._block(cq, behind[3], workload.key)
                 continue
             if at < len(mine):
-                push(heap, (mine[at][2], False, name))
+                top = mine[at]
+                push(heap, ((False, 0, top[0], top[1], top[2]), False, name))
+
+    def _may_search(self, root: str) -> bool:
+        """Whether a victim search in the pool could find anyone not yet protected."""
+        return bool(self.open_holders.get(root))
+
+    def _settled(self, cq: ClusterQueue) -> bool:
+        """Whether the quick filter may park workloads of ``cq`` unevaluated: a
+        BestEffortFIFO queue (a StrictFIFO head's mode decides what it blocks) in a pool
+        where nothing can be evicted any more this cycle, so its room only shrinks."""
+        return (cq.queueing_strategy is not QueueingStrategy.STRICT_FIFO
+                and not self.open_holders.get(self.tree.root(cq.name)))
+
+    def _park_tail(self, cq: ClusterQueue, mine: list[Entry], at: int) -> int:
+        """Park the workloads from ``at`` on that cannot fit now (so not later either);
+        return the index of the first one that might."""
+        name = cq.name
+        version = self.tree.version(name)
+        cached = self.caps.get(name)
+        if cached is None or cached[0] != version:
+            cached = self.caps[name] = (version, caps(self.tree, name, self.view_keys[name]))
+        limit = cached[1]
+        parked = self.parking.get(name)
+        if parked is None:
+            # Shared by every parked workload of the queue: read, never changed.
+            parked = self.parking[name] = Waiting(name, [], quota=True)
+        waiting = self.waiting
+        get = limit.get
+        end = len(mine)
+        while at < end:
+            top = mine[at]
+            # It cannot fit if it needs more of some resource than ``caps`` allows.
+            for resource, amount in top[4]:
+                if amount > get(resource, -1):
+                    break
+            else:
+                break
+            waiting[top[2]] = parked
+            at += 1
+        return at
 
     def _cohort_key(
         self, cq: ClusterQueue, workload: Workload, outcome: Outcome, optimistic: CohortKey
     ) -> CohortKey:
-        _, borrows, usage = outcome
+        _, borrows, usage, _ = outcome
         if not borrows:
             return optimistic  # (False, 0, ...): the key it was queued with
         share = 0
@@ -222,14 +311,18 @@ class _Cycle:
     def _decide(self, cq: ClusterQueue, workload: Workload, outcome: Outcome,
                 shape_: int) -> bool:
         """Admit, preempt for, or park ``workload``; True when it waits at the head."""
-        mode, _, usage = outcome
+        mode, borrows, usage, _ = outcome
         if mode is Mode.FIT:
-            self._grant(workload, self._plan(cq, workload, shape_))
-            return False
+            if self.capacity is None:  # quota alone decides: the verdict's flavors suffice
+                self._admit_as(cq.name, workload,
+                               self._admission(cq, workload, outcome, shape_), usage, borrows)
+                return False
+            if self._grant(workload, self._plan(cq, workload, shape_)):
+                return False
         # Failures are cached by shape and pool state: in a full cohort most pending
         # workloads repeat a few shapes, and nothing changes between them.
         state = (cq.name, shape_, self.tree.version(cq.name))
-        if (mode is Mode.PREEMPT and self.open_holders.get(self.tree.root(cq.name))
+        if (mode is Mode.PREEMPT and self._may_search(self.tree.root(cq.name))
                 and (can_preempt(cq) or self._any_evicting(cq))
                 and not self.failed.known(cq, workload, usage)):
             victims = find_victims(self.search, cq, workload, self._plan(cq, workload, shape_))
@@ -238,10 +331,13 @@ class _Cycle:
             self.failed.add(cq, workload, usage)
         if state not in self.no_partial:
             partial = partial_plan(self.assigner, cq, workload)
-            if partial is not None:
-                self._grant(workload, partial)
+            if partial is not None and self._grant(workload, partial):
                 return False
             self.no_partial.add(state)
+        if mode is Mode.FIT:  # the quota fits, the nodes do not
+            self.waiting[workload.key] = self._no_room(cq, workload, self._plan(cq, workload,
+                                                                                shape_))
+            return True
         # Quota reasons are written after the pass, against the final usage: that is the
         # state the workload waits in, and one evaluation then serves every equal shape.
         self.waiting[workload.key] = Waiting(cq.name, [], quota=True)
@@ -289,7 +385,10 @@ class _Cycle:
         key = workload.key if key is None else key
         found = self.shapes.get(key)
         if found is None:
-            found = self.shape_ids.setdefault(shape(workload), len(self.shape_ids))
+            seen = shape(workload)
+            if self.floors:  # a flavor's min-priority makes the priority part of the shape
+                seen = (*seen, (workload.priority,))
+            found = self.shape_ids.setdefault(seen, len(self.shape_ids))
             self.shapes[key] = found
         return found
 
@@ -321,7 +420,10 @@ class _Cycle:
         return verdict
 
     def _plan(self, cq: ClusterQueue, workload: Workload, shape_: int) -> Plan:
-        state = (cq.name, shape_, self._view(cq.name))
+        view = self._view(cq.name)
+        if self.capacity is not None:  # a plan also reads what the nodes have free
+            view = (*view, self.capacity.version)
+        state = (cq.name, shape_, view)
         plan = self.plans.get(state)
         if plan is None:
             plan = self.assigner.assign(cq, workload)
@@ -331,14 +433,47 @@ class _Cycle:
     def _any_evicting(self, cq: ClusterQueue) -> bool:
         return any(self.holdings.evicting.get(name) for name in self.tree.members(cq.name))
 
-    def _grant(self, workload: Workload, plan: Plan) -> None:
-        admission = plan.admission()
-        self.tree.add(plan.cluster_queue, plan.usage)
+    def _grant(self, workload: Workload, plan: Plan) -> bool:
+        """Admit ``workload`` by ``plan``; False when its pods do not fit the nodes."""
+        capacity = self.capacity
+        if capacity is None:
+            admission = plan.admission()
+        else:
+            if not plan.room:
+                return False
+            placement = capacity.place(demands(workload, plan.pod_sets))
+            if placement is None:
+                return False
+            admission = plan.admission(placement or None)
+            capacity.occupy(workload.key, placement, workload.pod_sets)
+        self._admit_as(plan.cluster_queue, workload, admission, plan.usage, plan.borrows)
+        return True
+
+    def _admission(self, cq: ClusterQueue, workload: Workload, outcome: Outcome,
+                   shape_: int) -> Admission:
+        """The admission of a FIT outcome, from the flavors its verdict chose."""
+        return self._verdict(cq, workload, shape_).admission(cq.name, workload, outcome[3])
+
+    def _admit_as(self, cq: str, workload: Workload, admission: Admission,
+                  usage: Usage, borrows: bool) -> None:
+        self.tree.add(cq, usage)
         admitted = replace(workload, state=WorkloadState.ADMITTED, admission=admission,
                            admitted_at=self.now)
-        self.holdings.add(plan.cluster_queue, admitted, dict(plan.usage))
+        self.holdings.add(cq, admitted, dict(usage))
         self.fresh.add(workload.key)
-        self.admitted.append(AdmissionDecision(workload.key, admission, plan.borrows))
+        self.admitted.append(AdmissionDecision(workload.key, admission, borrows))
+
+    def _release(self, key: str) -> None:
+        if self.capacity is not None:
+            self.capacity.release(key)
+
+    def _no_room(self, cq: ClusterQueue, workload: Workload, plan: Plan) -> Waiting:
+        """Why a workload the quota admits waits for its flavors' nodes."""
+        assert self.capacity is not None
+        found = self.capacity.shortage(demands(workload, plan.pod_sets))
+        if found is None:  # room appeared after the decision: the next cycle takes it
+            return Waiting(cq.name, [reasons.pending_evaluation()])
+        return Waiting(cq.name, [found.reason], list(found.hints))
 
     def _preempt(self, cq: ClusterQueue, workload: Workload, victims: Sequence[Victim]) -> bool:
         waiting_on: list[str] = []
@@ -350,6 +485,9 @@ class _Cycle:
             self.open_holders[root] -= 1
             if victim.evicting:
                 waiting_on.append(key)
+                ends = grace_ends(victim.workload)
+                if ends is not None:
+                    deadline = max(deadline, ends) if deadline else ends
                 continue
             self.evicted.append(
                 EvictionDecision(key, workload.key, victim.cause, victim.cluster_queue)
@@ -358,19 +496,22 @@ class _Cycle:
             if grace is None:
                 self.tree.remove(victim.cluster_queue, self.holdings.usage[key])
                 self.holdings.remove(key)
+                self._release(key)
                 continue
             # Checkpointing victims keep their quota until they checkpoint or time runs out.
             usage = self.holdings.usage[key]
             self.holdings.remove(key)
-            self.holdings.add(victim.cluster_queue,
-                              replace(victim.workload, state=WorkloadState.EVICTING), usage)
+            self.holdings.add(victim.cluster_queue, replace(
+                victim.workload, state=WorkloadState.EVICTING, evicted_at=self.now), usage)
             waiting_on.append(key)
             deadline = max(deadline, self.now + grace) if deadline else self.now + grace
         if not waiting_on:
             plan = self.assigner.assign(cq, workload)
             if plan.mode is Mode.FIT:
-                self._grant(workload, plan)
-                return False
+                if self._grant(workload, plan):
+                    return False
+                self.waiting[workload.key] = self._no_room(cq, workload, plan)
+                return True
         # What it waits for is spoken for: no later preemptor in this cycle counts on it.
         self.fresh.update(waiting_on)
         found = [reasons.waiting_for_preempted(sorted(waiting_on), deadline)]

@@ -1,27 +1,33 @@
 """Flavor assignment (PURE): which flavor serves each pod set's resources, and how well.
 
 For each pod set and resource group the ClusterQueue's flavors are tried in order. A flavor
-is first *matched* (node labels, taints), then *measured* against quota. A later issue adds
-a physical-capacity measure per flavor: it slots into ``_measure`` next to the quota check
-and can only lower a flavor's mode.
+is first *matched* (node labels, taints, required topology), then *measured* against quota
+and, when the flavor has nodes, against what is free on them (``room``): a flavor that fits
+the quota but not the nodes ranks below one that fits both, and the next flavor is tried.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import IntEnum
+from typing import TYPE_CHECKING
 
+from admission.engine.topology import topology_mismatch, topology_request
 from quota.model import (
     ClusterQueue,
     FlavorFungibility,
     ResourceFlavor,
     ResourceGroup,
+    Topology,
     WhenCanBorrow,
     WhenCanPreempt,
 )
 from quota.tree import FlavorResource, QuotaTree
-from quota.workload import Admission, PodSet, PodSetAssignment, Workload
+from quota.workload import Admission, PodSet, PodSetAssignment, PodSetPlacement, Workload
+
+if TYPE_CHECKING:
+    from admission.engine.capacity import Capacity
 
 _EFFECTS = ("NoSchedule", "NoExecute")
 
@@ -51,10 +57,11 @@ class FlavorTry:
     checks: tuple[ResourceCheck, ...] = ()
     mode: Mode = Mode.NO_FIT
     borrows: bool = False
+    room: bool = True  # its nodes (if it has any) take the pods now
 
     @property
-    def rank(self) -> tuple[int, bool]:
-        return (self.mode, not self.borrows)
+    def rank(self) -> tuple[int, bool, bool]:
+        return (self.mode, self.room, not self.borrows)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +81,7 @@ class PodSetPlan:
     borrows: bool
     flavors: Mapping[str, str]  # resource -> flavor, for the chosen flavors
     usage: Mapping[str, int]  # resource -> milli-units for ``count`` pods
+    room: bool = True  # the chosen flavors' nodes take the pods now
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,19 +93,24 @@ class Plan:
     mode: Mode
     borrows: bool
     usage: Mapping[FlavorResource, int]
+    room: bool = True  # every pod set's flavors have room on their nodes
 
-    def admission(self) -> Admission:
+    def admission(self, placement: tuple[PodSetPlacement, ...] | None = None) -> Admission:
         return Admission(
             cluster_queue=self.cluster_queue,
             pod_sets=tuple(
                 PodSetAssignment(p.name, p.count, dict(p.flavors), dict(p.usage))
                 for p in self.pod_sets
             ),
+            placement=placement,
         )
 
 
-def flavor_mismatch(flavor: ResourceFlavor, pod_set: PodSet) -> str | None:
-    """Why ``flavor`` cannot serve pods of ``pod_set`` (labels, affinity, taints), or None."""
+def flavor_mismatch(flavor: ResourceFlavor, pod_set: PodSet,
+                    topologies: Mapping[str, Topology] | None = None,
+                    priority: int = 0) -> str | None:
+    """Why ``flavor`` cannot serve pods of ``pod_set`` of a workload of ``priority``
+    (labels, affinity, taints, priority floor, required topology), or None."""
     labels = flavor.node_labels
     for key, value in sorted(pod_set.node_selector.items()):
         if key in labels and labels[key] != value:
@@ -112,7 +125,10 @@ def flavor_mismatch(flavor: ResourceFlavor, pod_set: PodSet) -> str | None:
         if taint.effect in _EFFECTS and not any(t.tolerates(taint) for t in tolerations):
             shown = f"{taint.key}={taint.value}" if taint.value else taint.key
             return f"taint {shown}:{taint.effect} is not tolerated"
-    return None
+    if flavor.min_priority is not None and priority < flavor.min_priority:
+        return (f"the flavor takes workloads of priority {flavor.min_priority} or more "
+                f"(berth.dev/min-priority), this one has priority {priority}")
+    return topology_mismatch(flavor, pod_set, topologies or {})
 
 
 def assign(
@@ -121,9 +137,10 @@ def assign(
     tree: QuotaTree,
     flavors: Mapping[str, ResourceFlavor],
     counts: Mapping[str, int] | None = None,
+    capacity: Capacity | None = None,
 ) -> Plan:
     """Assign flavors to every pod set of ``workload`` at ``counts`` pods (default: all)."""
-    return Assigner(tree, flavors).assign(cq, workload, counts)
+    return Assigner(tree, flavors, capacity).assign(cq, workload, counts)
 
 
 class Assigner:
@@ -131,11 +148,15 @@ class Assigner:
     (which flavors a pod set's constraints match): a cycle assigns tens of thousands of
     workloads that repeat a handful of node selectors."""
 
-    __slots__ = ("flavors", "mismatches", "tree")
+    __slots__ = ("capacity", "flavors", "mismatches", "topologies", "tree")
 
-    def __init__(self, tree: QuotaTree, flavors: Mapping[str, ResourceFlavor]) -> None:
+    def __init__(self, tree: QuotaTree, flavors: Mapping[str, ResourceFlavor],
+                 capacity: Capacity | None = None,
+                 topologies: Mapping[str, Topology] | None = None) -> None:
         self.tree = tree
         self.flavors = flavors
+        self.capacity = capacity  # None: no flavor has nodes, quota alone decides
+        self.topologies = topologies or {}
         self.mismatches: dict[tuple[str, object], str | None] = {}
 
     def assign(
@@ -147,39 +168,49 @@ class Assigner:
         mode, borrows = Mode.FIT, False
         for pod_set in workload.pod_sets:
             count = pod_set.count if counts is None else counts.get(pod_set.name, pod_set.count)
-            plan = self._pod_set(cq, pod_set, count, taken)
+            plan = self._pod_set(cq, pod_set, count, taken, workload.priority)
             plans.append(plan)
             mode = min(mode, plan.mode)
             borrows = borrows or plan.borrows
-        return Plan(cq.name, tuple(plans), mode, borrows, taken)
+        room = all(p.room for p in plans)
+        return Plan(cq.name, tuple(plans), mode, borrows, taken, room)
 
-    def mismatch(self, flavor: str, pod_set: PodSet) -> str | None:
-        """Why ``flavor`` cannot serve ``pod_set``, remembered per set of constraints."""
+    def mismatch(self, flavor: str, pod_set: PodSet, priority: int = 0) -> str | None:
+        """Why ``flavor`` cannot serve ``pod_set`` of a workload of ``priority``,
+        remembered per set of constraints."""
         constraints: object = ()
-        if pod_set.node_selector or pod_set.affinity_terms or pod_set.tolerations:
+        if (pod_set.node_selector or pod_set.affinity_terms or pod_set.tolerations
+                or pod_set.annotations):
             constraints = (tuple(sorted(pod_set.node_selector.items())),
-                           pod_set.affinity_terms, pod_set.tolerations)
+                           pod_set.affinity_terms, pod_set.tolerations,
+                           topology_request(pod_set))
+        floor = self.flavors[flavor].min_priority
+        if floor is not None:
+            constraints = (constraints, priority >= floor)
         key = (flavor, constraints)
         try:
             return self.mismatches[key]
         except KeyError:
-            found = self.mismatches[key] = flavor_mismatch(self.flavors[flavor], pod_set)
+            found = self.mismatches[key] = flavor_mismatch(
+                self.flavors[flavor], pod_set, self.topologies, priority)
             return found
 
     def _pod_set(
-        self, cq: ClusterQueue, pod_set: PodSet, count: int, taken: dict[FlavorResource, int]
+        self, cq: ClusterQueue, pod_set: PodSet, count: int, taken: dict[FlavorResource, int],
+        priority: int,
     ) -> PodSetPlan:
         wanted = {r: a * count for r, a in pod_set.requests.items() if a > 0}
         covered: set[str] = set()
         groups: list[GroupChoice] = []
         chosen_flavors: dict[str, str] = {}
-        mode, borrows = Mode.FIT, False
+        mode, borrows, room = Mode.FIT, False, True
         for group in cq.resource_groups:
             resources = tuple(r for r in group.covered_resources if r in wanted)
             covered.update(group.covered_resources)
             if not resources:
                 continue
-            choice = self._choose(cq, group, resources, pod_set, wanted, taken)
+            choice = self._choose(cq, group, resources, pod_set, count, wanted, taken,
+                                  priority)
             groups.append(choice)
             chosen = choice.chosen
             if chosen is None:
@@ -187,6 +218,7 @@ class Assigner:
                 continue
             if chosen.mode < mode:
                 mode = chosen.mode
+            room = room and chosen.room
             borrows = borrows or chosen.borrows
             flavor = chosen.flavor
             for resource in resources:
@@ -198,7 +230,8 @@ class Assigner:
             mode = Mode.NO_FIT
         usage = {r: wanted[r] for r in chosen_flavors}
         return PodSetPlan(
-            pod_set.name, count, uncovered, tuple(groups), mode, borrows, chosen_flavors, usage
+            pod_set.name, count, uncovered, tuple(groups), mode, borrows, chosen_flavors, usage,
+            room,
         )
 
     def _choose(
@@ -207,17 +240,23 @@ class Assigner:
         group: ResourceGroup,
         resources: tuple[str, ...],
         pod_set: PodSet,
+        count: int,
         wanted: Mapping[str, int],
         taken: Mapping[FlavorResource, int],
+        priority: int,
     ) -> GroupChoice:
         tried: list[FlavorTry] = []
         best: FlavorTry | None = None
         for quotas in group.flavors:
-            mismatch = self.mismatch(quotas.flavor, pod_set)
+            mismatch = self.mismatch(quotas.flavor, pod_set, priority)
             if mismatch is not None:
                 tried.append(FlavorTry(quotas.flavor, mismatch))
                 continue
             attempt = self._measure(cq.name, quotas.flavor, resources, wanted, taken)
+            capacity = self.capacity
+            if (capacity is not None and attempt.mode is Mode.FIT
+                    and not capacity.room(quotas.flavor, pod_set, count)):
+                attempt = replace(attempt, room=False)
             tried.append(attempt)
             if attempt.mode is Mode.NO_FIT:
                 continue
@@ -267,7 +306,8 @@ def partial_plan(assigner: Assigner, cq: ClusterQueue, workload: Workload) -> Pl
         counts[pod_set.name] = pod_set.min_count or pod_set.count
 
     def fits() -> bool:
-        return assigner.assign(cq, workload, counts).mode is Mode.FIT
+        plan = assigner.assign(cq, workload, counts)
+        return plan.mode is Mode.FIT and plan.room
 
     if not fits():
         return None
@@ -284,6 +324,8 @@ def partial_plan(assigner: Assigner, cq: ClusterQueue, workload: Workload) -> Pl
 
 
 def _try_next(attempt: FlavorTry, fungibility: FlavorFungibility) -> bool:
+    if not attempt.room:
+        return True  # quota fits, its nodes are full: another flavor may have room
     if attempt.mode is Mode.FIT:
         return attempt.borrows and fungibility.when_can_borrow is WhenCanBorrow.TRY_NEXT_FLAVOR
     return fungibility.when_can_preempt is WhenCanPreempt.TRY_NEXT_FLAVOR

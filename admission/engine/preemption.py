@@ -1,17 +1,19 @@
 """Preemption (PURE): the smallest set of victims that lets a preemptor fit.
 
 Victims are chosen here and evicted by the cycle. Candidates are tried in a fixed order
-(already evicting first, then borrowers in other ClusterQueues, lower priority, most
-recently admitted) and removed from the quota tree until the preemptor fits; then every
-victim that turns out not to be needed is put back, so no more is evicted than needed.
+(already evicting first, then borrowers in other ClusterQueues, lower priority, least work
+lost: held resources × time since the last checkpoint or admission) and removed from the
+quota tree until the preemptor fits; then every victim that turns out not to be needed is
+put back, so no more is evicted than needed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
+from datetime import datetime
 
-from admission.engine.candidates import cohort_holders, reach
+from admission.engine.candidates import cohort_holders, lost_work, reach
 from admission.engine.fairshare import dominant_share
 from admission.engine.flavors import Plan
 from admission.engine.workload import Holdings
@@ -47,6 +49,7 @@ class Search:
     holdings: Holdings
     protected: Set[str]
     fair_sharing: bool = False
+    now: datetime | None = None  # for the work a victim would lose; None ranks all alike
     evicting_memo: dict[str, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
 
 
@@ -101,7 +104,7 @@ def find_victims(
             if w.state is WorkloadState.EVICTING
             or reclaim_allows(policy.reclaim_within_cohort, preemptor, w)
         ]
-        found = _minimal(search, plan, _ordered(reclaim + own, cq.name), borrow=False)
+        found = _minimal(search, plan, _ordered(search, plan, reclaim + own), borrow=False)
         if found is not None:
             return found
     bwc = policy.borrow_within_cohort
@@ -118,7 +121,7 @@ def find_victims(
         for w, q in others
         if w.state is WorkloadState.EVICTING
     ]
-    return _minimal(search, plan, _ordered(evicting + borrowing + own, cq.name), borrow=True)
+    return _minimal(search, plan, _ordered(search, plan, evicting + borrowing + own), borrow=True)
 
 
 def _unreachable(search: Search, cq: ClusterQueue, preemptor: Workload, plan: Plan,
@@ -154,16 +157,17 @@ def _own_candidates(search: Search, cq: ClusterQueue, preemptor: Workload) -> li
     ]
 
 
-def _recency(workload: Workload) -> float:
-    # Most recently admitted first: it has lost the least work.
-    admitted = workload.admitted_at
-    return -admitted.timestamp() if admitted is not None else 0.0
+def _lost(search: Search, plan: Plan, victim: Victim) -> float:
+    key = victim.workload.key
+    return lost_work(victim.workload, search.holdings.usage[key], plan.usage, search.now)
 
 
-def _ordered(victims: Sequence[Victim], own_queue: str) -> list[Victim]:
+def _ordered(search: Search, plan: Plan, victims: Sequence[Victim]) -> list[Victim]:
+    own_queue = plan.cluster_queue
+
     def key(v: Victim) -> tuple[bool, bool, int, float, str]:
         return (not v.evicting, v.cluster_queue == own_queue, v.workload.priority,
-                _recency(v.workload), v.workload.key)
+                _lost(search, plan, v), v.workload.key)
 
     return sorted(victims, key=key)
 
@@ -261,9 +265,9 @@ def _fair(
         key=lambda v: (
             -dominant_share(tree, v.cluster_queue, queues[v.cluster_queue].fair_sharing_weight),
             v.workload.priority,
-            _recency(v.workload),
+            _lost(search, plan, v),
             v.workload.key,
         ),
     )
-    return _minimal(search, plan, [*ordered, *_ordered(own, cq.name)], borrow=True,
+    return _minimal(search, plan, [*ordered, *_ordered(search, plan, own)], borrow=True,
                     allowed=allowed)

@@ -249,3 +249,63 @@ def borrower_hints(tree: QuotaTree, cq: str, fr: FlavorResource, reclaimable: bo
         f"ClusterQueue {other} borrows {format_quantity(-amount, fr[1])} {fr[1]}{suffix}"
         for amount, other in top[:limit]
     ]
+
+
+def unhealthy_capacity(flavor: str, resource: str, shortfall: int,
+                       nodes: Sequence[tuple[str, int]]) -> Reason:
+    """Quota allows it; the flavor's healthy nodes do not, repaired ones would."""
+    sick = ", ".join(f"{node} ({format_quantity(devices, resource)} unhealthy)"
+                     for node, devices in nodes)
+    return Reason(
+        WaitReason.UNHEALTHY_CAPACITY,
+        f"quota allows it, but the healthy nodes of flavor {flavor} are "
+        f"{format_quantity(shortfall, resource)} {resource} short of placing it; it would "
+        f"fit once these nodes were repaired: {sick}",
+        {"flavor": flavor, "resource": resource,
+         "shortfall": format_quantity(shortfall, resource),
+         "unhealthyNodes": [{"node": node, "devices": format_quantity(devices, resource)}
+                            for node, devices in nodes]},
+    )
+
+
+def repair_hint(resource: str, nodes: Sequence[tuple[str, int]]) -> str:
+    listed = [f"{node} ({format_quantity(devices, resource)} unhealthy {_devices(resource)})"
+              for node, devices in nodes]
+    which = f"node {listed[0]}" if len(listed) == 1 else f"nodes {', '.join(listed)}"
+    return f"would fit if {which} were repaired"
+
+
+def insufficient_capacity(flavor: str, resource: str, requested: int, free: int,
+                          capacity: int) -> Reason:
+    """Quota allows it; the flavor's healthy nodes are used up."""
+    def q(amount: int) -> str:
+        return format_quantity(amount, resource)
+
+    return Reason(
+        WaitReason.INSUFFICIENT_CAPACITY,
+        f"quota allows it, but the nodes of flavor {flavor} have too little {resource} "
+        f"free: {q(requested)} requested, {q(free)} free of {q(capacity)} healthy",
+        {"flavor": flavor, "resource": resource, "requested": q(requested), "free": q(free),
+         "capacity": q(capacity)},
+    )
+
+
+def topology_placement_failed(flavor: str, level: str, resource: str, requested: int,
+                              largest: int) -> Reason:
+    """Enough free in the flavor's nodes in total, not inside one domain of ``level``."""
+    def q(amount: int) -> str:
+        return format_quantity(amount, resource)
+
+    return Reason(
+        WaitReason.TOPOLOGY_PLACEMENT_FAILED,
+        f"the nodes of flavor {flavor} have enough {resource} free in total, but not "
+        f"inside one {level} domain: {q(requested)} requested, at most {q(largest)} free "
+        "in one domain",
+        {"flavor": flavor, "level": level, "resource": resource, "requested": q(requested),
+         "largestDomainFree": q(largest)},
+    )
+
+
+def _devices(resource: str) -> str:
+    # "GPUs" reads better than the resource name for the common whole-GPU case.
+    return "GPUs" if resource == "nvidia.com/gpu" else resource

@@ -86,6 +86,7 @@ class EvictionDecision:
     cause: PreemptionCause | None
     cluster_queue: str
     reason: str = "Preempted"  # an EvictionReason value
+    details: Mapping[str, object] = field(default_factory=dict)  # more for the Evicted event
 
 
 @dataclass(frozen=True, slots=True)

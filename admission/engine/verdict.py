@@ -18,7 +18,7 @@ from typing import NamedTuple
 from admission.engine.flavors import Mode
 from quota.model import ClusterQueue, FlavorFungibility, WhenCanBorrow, WhenCanPreempt
 from quota.tree import FlavorResource, QuotaTree
-from quota.workload import PodSet, Workload
+from quota.workload import Admission, PodSet, PodSetAssignment, Workload
 
 _FIT, _PREEMPT, _NO_FIT = Mode.FIT, Mode.PREEMPT, Mode.NO_FIT
 
@@ -26,10 +26,11 @@ _FIT, _PREEMPT, _NO_FIT = Mode.FIT, Mode.PREEMPT, Mode.NO_FIT
 _Try = tuple[str, tuple[tuple[FlavorResource, int], ...]]
 # A group: the flavors whose constraints match, in order (None: none matches).
 _Group = tuple[_Try, ...] | None
-# (ClusterQueue, flavor, pod set) -> why the flavor cannot serve it, or None
-Mismatch = Callable[[str, PodSet], str | None]
-# The outcome: mode, whether it borrows, and the quota it would take per slot.
-Outcome = tuple[Mode, bool, dict[FlavorResource, int]]
+# (flavor, pod set, workload priority) -> why the flavor cannot serve it, or None
+Mismatch = Callable[[str, PodSet, int], str | None]
+# The outcome: mode, whether it borrows, the quota it would take per slot, and the flavor
+# chosen for each group of each pod set in order (complete when the mode is FIT).
+Outcome = tuple[Mode, bool, dict[FlavorResource, int], tuple[_Try, ...]]
 
 
 class Finding(NamedTuple):
@@ -70,6 +71,7 @@ class Verdict:
         self.borrow_next = fungibility.when_can_borrow is WhenCanBorrow.TRY_NEXT_FLAVOR
         self.preempt_next = fungibility.when_can_preempt is WhenCanPreempt.TRY_NEXT_FLAVOR
         self.uncovered = False
+        priority = workload.priority
         pod_sets: list[tuple[_Group, ...]] = []
         # Per pod set, for ``explain`` only: name, uncovered resources, and per group why
         # each flavor mismatches (all of them, in order) when none matches.
@@ -88,11 +90,12 @@ class Verdict:
                     (quotas.flavor,
                      tuple(((quotas.flavor, r), wanted[r]) for r in resources))
                     for quotas in group.flavors
-                    if mismatch(quotas.flavor, pod_set) is None
+                    if mismatch(quotas.flavor, pod_set, priority) is None
                 )
                 groups.append(tries or None)
                 why.append(None if tries else {
-                    q.flavor: mismatch(q.flavor, pod_set) or "" for q in group.flavors})
+                    q.flavor: mismatch(q.flavor, pod_set, priority) or ""
+                    for q in group.flavors})
             uncovered = tuple(sorted(r for r in wanted if r not in covered))
             if uncovered:
                 self.uncovered = True
@@ -103,9 +106,9 @@ class Verdict:
 
     def measure(self, tree: QuotaTree, cq: str) -> Outcome:
         """What ``Assigner.assign`` would decide for ``cq`` now: (mode, borrows, usage)."""
-        available, potential, usage, nominal = (
-            tree.available, tree.potential, tree.usage, tree.nominal)
+        read = tree.measure
         taken: dict[FlavorResource, int] = {}
+        picks: list[_Try] = []
         mode, borrows = (_NO_FIT if self.uncovered else _FIT), False
         for groups in self.pod_sets:
             for tries in groups:
@@ -118,12 +121,13 @@ class Verdict:
                     this_mode, lends = _FIT, False
                     for fr, amount in attempt[1]:
                         requested = taken.get(fr, 0) + amount
-                        if requested > available(cq, fr):
-                            if requested > potential(cq, fr):
+                        available, potential, used, nominal = read(cq, fr)
+                        if requested > available:
+                            if requested > potential:
                                 this_mode = _NO_FIT
                             elif this_mode is _FIT:
                                 this_mode = _PREEMPT
-                        if usage(cq, fr) + requested > nominal(cq, fr):
+                        if used + requested > nominal:
                             lends = True
                     if this_mode is _NO_FIT:
                         continue
@@ -140,9 +144,27 @@ class Verdict:
                 if best_mode < mode:
                     mode = best_mode
                 borrows = borrows or best_lends
+                picks.append(best)
                 for fr, amount in best[1]:
                     taken[fr] = taken.get(fr, 0) + amount
-        return mode, borrows, taken
+        return mode, borrows, taken, tuple(picks)
+
+    def admission(self, cq: str, workload: Workload, picks: tuple[_Try, ...]) -> Admission:
+        """The admission ``Assigner.assign`` would build from the flavors ``measure`` chose
+        (``picks`` of a FIT outcome), when quota alone decides: no ``Plan`` for the
+        thousands admitted per cycle."""
+        chosen = iter(picks)
+        pod_sets: list[PodSetAssignment] = []
+        for pod_set, groups in zip(workload.pod_sets, self.pod_sets, strict=True):
+            flavors: dict[str, str] = {}
+            usage: dict[str, int] = {}
+            for _ in groups:
+                flavor, slots = next(chosen)
+                for (_, resource), amount in slots:
+                    flavors[resource] = flavor
+                    usage[resource] = amount
+            pod_sets.append(PodSetAssignment(pod_set.name, pod_set.count, flavors, usage))
+        return Admission(cq, tuple(pod_sets))
 
 
     def explain(self, numbers: Mapping[FlavorResource, tuple[int, int, int]]) -> Explanation:

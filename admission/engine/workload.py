@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import heapq
-import re
 from collections.abc import Sequence, Set
-from datetime import timedelta
+from datetime import datetime
 
+# Re-exported: the cycle and its plan read grace through the engine.
+from quota.checkpoints import CHECKPOINT_GRACE as CHECKPOINT_GRACE
+from quota.checkpoints import checkpoint_grace as checkpoint_grace
 from quota.tree import FlavorResource
-from quota.workload import Workload, WorkloadState
-
-CHECKPOINT_GRACE = "berth.dev/checkpoint-grace"
-_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+from quota.workload import PREFERRED_TOPOLOGY, REQUIRED_TOPOLOGY, Workload, WorkloadState
 
 
 def holds_quota(workload: Workload) -> bool:
@@ -20,6 +19,14 @@ def holds_quota(workload: Workload) -> bool:
         WorkloadState.ADMITTED,
         WorkloadState.EVICTING,
     )
+
+
+def grace_ends(workload: Workload) -> datetime | None:
+    """When an evicting victim's checkpoint grace runs out, where known."""
+    grace = checkpoint_grace(workload)
+    if grace is None or workload.evicted_at is None:
+        return None
+    return workload.evicted_at + grace
 
 
 def is_pending(workload: Workload) -> bool:
@@ -57,19 +64,6 @@ def request_problem(workload: Workload) -> str | None:
     return None
 
 
-def checkpoint_grace(workload: Workload) -> timedelta | None:
-    """The checkpoint grace period a victim gets (``berth.dev/checkpoint-grace``), if any."""
-    text = workload.annotations.get(CHECKPOINT_GRACE)
-    if not text:
-        return None
-    match = _DURATION.match(text.strip())
-    if match is None or not any(match.groups()):
-        return None
-    hours, minutes, seconds = (int(group or 0) for group in match.groups())
-    grace = timedelta(hours=hours, minutes=minutes, seconds=seconds)
-    return grace if grace > timedelta(0) else None
-
-
 Shape = tuple[tuple[object, ...], ...]
 
 
@@ -79,6 +73,9 @@ def shape(workload: Workload) -> Shape:
         (
             p.name, p.count, p.min_count, tuple(sorted(p.requests.items())),
             tuple(sorted(p.node_selector.items())), p.affinity_terms, p.tolerations,
+            # Topology annotations change which flavors match and where pods go.
+            (p.annotations.get(REQUIRED_TOPOLOGY), p.annotations.get(PREFERRED_TOPOLOGY))
+            if p.annotations else None,
         )
         for p in workload.pod_sets
     )

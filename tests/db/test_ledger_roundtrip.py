@@ -42,7 +42,14 @@ from quota.model import (
     WhenCanPreempt,
     WithinClusterQueue,
 )
-from quota.workload import Admission, PodSet, PodSetAssignment, Workload, WorkloadState
+from quota.workload import (
+    Admission,
+    PodSet,
+    PodSetAssignment,
+    PodSetPlacement,
+    Workload,
+    WorkloadState,
+)
 
 # The database stores every Unicode character except NUL and lone surrogates.
 text = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), max_size=12)
@@ -163,10 +170,18 @@ pod_sets = st.builds(
     _small_tuples(tolerations),
     labels,
 )
+placements = st.builds(
+    PodSetPlacement,
+    names,
+    st.dictionaries(names, st.integers(1, 64), max_size=3),
+    st.none() | names,
+    st.none() | names,
+).filter(lambda p: (p.level is None) == (p.domain is None))
 admissions = st.builds(
     Admission,
     names,
     _small_tuples(st.builds(PodSetAssignment, names, st.integers(0, 10_000), labels, amounts)),
+    st.none() | _small_tuples(placements),
 )
 workloads = st.builds(
     Workload,

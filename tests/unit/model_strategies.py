@@ -174,6 +174,7 @@ resource_flavors = st.builds(
     st.lists(taints, max_size=2).map(tuple),
     st.lists(tolerations(), max_size=2).map(tuple),
     st.none() | names,
+    min_priority=st.none() | INT32,
 )
 local_queues = st.builds(LocalQueue, names, names, names, _enum(StopPolicy))
 priority_classes = st.builds(PriorityClass, names, INT32, prose)

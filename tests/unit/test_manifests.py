@@ -106,6 +106,7 @@ TYPO = group(["cpu"], "a", quota("cpu", 4, borowingLimit=6))
 BAD_TOLERATION = {"tolerations": [{"key": "a", "operator": "Exists", "value": "b"}]}
 BORROW_LOWER = {"policy": "LowerPriority"}
 SICK = {"name": "gpu-01", "annotations": {"berth.dev/health": "Sick"}}
+FLOOR_HIGH = {"name": "h100", "annotations": {"berth.dev/min-priority": "high"}}
 
 # fmt: off
 _ERRORS = [
@@ -250,6 +251,10 @@ _ERRORS = [
     case({**node(), "metadata": SICK},
          "Node/gpu-01", "metadata.annotations[berth.dev/health]", "must be one of Healthy,",
          id="node health annotation Berth does not know"),
+    case({**obj("ResourceFlavor", "h100"), "metadata": FLOOR_HIGH},
+         "ResourceFlavor/h100", "metadata.annotations[berth.dev/min-priority]",
+         "must be a whole number (a workload priority), got 'high'",
+         id="min-priority that is not a number"),
 ]
 # fmt: on
 
@@ -427,6 +432,16 @@ def test_namespace_selector(spec: dict[str, Any], selector: LabelSelector | None
 def test_fair_sharing_weight_is_a_quantity_in_milli_units() -> None:
     assert parse_one(cluster_queue(fairSharing={"weight": "1500m"})).fair_sharing_weight == 1500
     assert parse_one(cluster_queue()).fair_sharing_weight == 1000
+
+
+def test_resource_flavor_min_priority_annotation() -> None:
+    doc = obj("ResourceFlavor", "h100")
+    doc["metadata"]["annotations"] = {"berth.dev/min-priority": " 1000 "}
+    flavor = parse_one(doc)
+    assert flavor.min_priority == 1000
+    assert to_manifest(flavor)["metadata"] == {
+        "name": "h100", "annotations": {"berth.dev/min-priority": "1000"}}
+    assert parse_one(obj("ResourceFlavor", "h100")).min_priority is None
 
 
 def test_resource_flavor_taints_tolerations_and_topology() -> None:

@@ -110,7 +110,7 @@ def test_expectations_match_as_subsets(expected: Any, actual: Any, wrong: bool) 
     "name",
     [
         pytest.param("borrow-and-reclaim", id="json on stdout, exit 0"),
-        pytest.param("error-not-supported-yet", id="problems on stderr, exit 2"),
+        pytest.param("error-checkpoint-input", id="problems on stderr, exit 2"),
     ],
 )
 def test_berth_simulate_command_line(name: str) -> None:

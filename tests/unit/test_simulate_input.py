@@ -12,8 +12,6 @@ from simulate_builders import KUEUE, cluster_queue, flavor, job, one_queue, writ
 from admission.scenario import DurationError, format_duration, parse_duration
 from berth.simulate_cli import run
 
-NOT_YET = "not supported yet (node capacity, topology and checkpoints arrive with the health"
-
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
@@ -153,9 +151,10 @@ ERRORS = [
         id="jobs do not belong in objects",
     ),
     pytest.param(
-        *_bad([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}], []),
-        [f"objects[0].kind: Node: {NOT_YET}"],
-        id="nodes are not supported yet",
+        *_bad([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+                "status": {"allocatable": {"nvidia.com/gpu": "lots"}}}], []),
+        ["objects[0].status.allocatable[nvidia.com/gpu]: "],
+        id="a node's allocatable must be quantities",
     ),
     pytest.param(
         *_bad(
@@ -167,13 +166,14 @@ ERRORS = [
                 }
             ],
         ),
-        [f"step 0: steps[0].apply[0].kind: Topology: {NOT_YET}"],
-        id="topologies are not supported yet",
+        ["step 0: steps[0].apply[0].spec: required field missing",
+         "step 0: steps[0].apply[0].spec.levels: required field missing"],
+        id="a topology needs levels",
     ),
     pytest.param(
         *_bad(one_queue(), [{"at": "0s", "checkpointed": ["team/a"]}]),
-        [f"step 0: steps[0].checkpointed: {NOT_YET}"],
-        id="checkpointed events are not supported yet",
+        ["step 0: steps[0].checkpointed[0]: no workload team/a exists at this step"],
+        id="a checkpoint names a workload that exists",
     ),
     pytest.param(
         *_bad(
@@ -181,12 +181,13 @@ ERRORS = [
             [
                 {
                     "at": "0s",
-                    "create": [job("team/a", 1, annotations={"berth.dev/checkpoint-grace": "10m"})],
+                    "create": [job("team/a", 1, annotations={"berth.dev/checkpoint-grace": "10"})],
                 }
             ],
         ),
-        [f"step 0: steps[0].create[0].metadata.annotations[berth.dev/checkpoint-grace]: {NOT_YET}"],
-        id="checkpoint grace is not supported yet",
+        ["step 0: steps[0].create[0].metadata.annotations[berth.dev/checkpoint-grace]: "
+         "'10' is not a duration"],
+        id="a checkpoint grace must be a duration",
     ),
 ]
 

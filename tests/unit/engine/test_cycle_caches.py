@@ -1,7 +1,8 @@
 """The cycle's shortcuts decide exactly what plain evaluation decides: fast verdicts in
 place of plans, plans cached by the queue's quota view, reasons and hints from the verdict's
 numbers, victim searches skipped in pools without open holders or ended by the
-reachability bound, and the quota tree's memoised answers."""
+reachability bound, workloads parked by the quick quota filter, and the quota tree's
+memoised answers."""
 
 from __future__ import annotations
 
@@ -18,13 +19,14 @@ from test_properties import apply, pending, queues, summary
 from admission.engine import cycle, preemption, reasons
 from admission.engine.cycle import _Cycle, run_cycle
 from admission.engine.flavors import Assigner, Mode, Plan
+from admission.engine.queues import Entry
 from admission.engine.types import CycleResult, Reason, Snapshot
 from admission.engine.verdict import Outcome, Verdict
 from quota import tree as tree_module
 from quota.model import ClusterQueue, Preemption, ReclaimWithinCohort, WithinClusterQueue
 from quota.reasons import WaitReason
 from quota.tree import QuotaTree
-from quota.workload import Workload
+from quota.workload import Admission, Workload
 
 
 class _NoMemo(dict[object, object]):
@@ -32,16 +34,6 @@ class _NoMemo(dict[object, object]):
 
     def __setitem__(self, key: object, value: object) -> None:
         pass
-
-
-class _AllOpen(dict[str, int]):
-    """Every pool looks as if it had holders to search."""
-
-    def get(self, key: str, default: object = None) -> int:  # type: ignore[override]
-        return 1
-
-    def __missing__(self, key: str) -> int:
-        return 10**9
 
 
 class _Plain(_Cycle):
@@ -52,15 +44,22 @@ class _Plain(_Cycle):
         self.reason_memo = _NoMemo()  # type: ignore[assignment]
         self.hint_memo = _NoMemo()  # type: ignore[assignment]
 
-    def _open_holders(self) -> dict[str, int]:
-        return _AllOpen()
+    def _may_search(self, root: str) -> bool:
+        return True  # every victim search runs, even where no holder is left to find
+
+    def _park_tail(self, cq: ClusterQueue, mine: list[Entry], at: int) -> int:
+        return at  # no quick filter: every workload goes through flavor assignment
 
     def _plan(self, cq: ClusterQueue, workload: Workload, shape_: int) -> Plan:
         return Assigner(QuotaTreeView(self.tree), self.snapshot.flavors).assign(cq, workload)
 
     def _outcome(self, cq: ClusterQueue, workload: Workload, shape_: int) -> Outcome:
         plan = self._plan(cq, workload, shape_)  # a full plan instead of the fast verdict
-        return plan.mode, plan.borrows, dict(plan.usage)
+        return plan.mode, plan.borrows, dict(plan.usage), ()
+
+    def _admission(self, cq: ClusterQueue, workload: Workload, outcome: Outcome,
+                   shape_: int) -> Admission:
+        return self._plan(cq, workload, shape_).admission()  # the plan's, not the verdict's
 
     def _quota_reasons(
         self, name: str, key: str, workload: Workload
@@ -197,6 +196,9 @@ def test_fast_verdict_equals_flavor_assignment(
         cq_ = snap.cluster_queues[rnd.choice(names)]
         plan = assigner.assign(cq_, workload)
         verdict = Verdict(cq_, workload, assigner.mismatch)
-        assert verdict.measure(tree, cq_.name) == (plan.mode, plan.borrows, dict(plan.usage))
+        outcome = verdict.measure(tree, cq_.name)
+        assert outcome[:3] == (plan.mode, plan.borrows, dict(plan.usage))
+        if plan.mode is Mode.FIT:  # the admission built from its picks is the plan's
+            assert verdict.admission(cq_.name, workload, outcome[3]) == plan.admission()
         if plan.mode > 0:
             tree.add(cq_.name, plan.usage)

@@ -1,0 +1,58 @@
+"""Pending queues and the quick quota filter (PURE).
+
+A full cycle leaves most of tens of thousands of pending workloads where they are: their
+pool ran dry early in the pass. Telling them so through flavor assignment costs far more
+than the admissions. The filter below is a necessary condition for any admission: a
+workload whose least possible request (every pod set at its minimum count) exceeds, for
+some resource, the most any flavor of its ClusterQueue could give now, can neither be
+admitted nor partially admitted now; nor later in the cycle while nothing in its pool can
+be evicted, since admissions only take quota away.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from quota.tree import FlavorResource, QuotaTree
+from quota.workload import Workload
+
+# The least a workload could be admitted with: (resource, milli-units), positive amounts.
+Need = tuple[tuple[str, int], ...]
+# One pending workload in queue order: (-priority, creation time, key, workload, need).
+# Keys are unique, so sorting never compares the workload itself.
+Entry = tuple[int, datetime, str, Workload, Need]
+
+
+def entry(key: str, workload: Workload) -> Entry:
+    """The workload's place in its ClusterQueue's order, with its least request."""
+    return (-workload.priority, workload.created_at, key, workload, least_need(workload))
+
+
+def least_need(workload: Workload) -> Need:
+    """Per resource, the most any one pod set needs at its minimum count."""
+    pod_sets = workload.pod_sets
+    if len(pod_sets) == 1:
+        pod_set = pod_sets[0]
+        pods = pod_set.min_count or pod_set.count
+        return tuple((name, amount * pods) for name, amount in pod_set.requests.items()
+                     if amount > 0)
+    need: dict[str, int] = {}
+    for pod_set in pod_sets:
+        pods = pod_set.min_count or pod_set.count
+        for name, amount in pod_set.requests.items():
+            if amount > 0 and amount * pods > need.get(name, 0):
+                need[name] = amount * pods
+    return tuple(need.items())
+
+
+def caps(tree: QuotaTree, cq: str, slots: Iterable[FlavorResource]) -> dict[str, int]:
+    """Per resource the ClusterQueue covers, the most any of its flavors could give now:
+    a workload whose ``least_need`` exceeds it for some resource (or names a resource not
+    in it) cannot be admitted now, not even partially."""
+    out: dict[str, int] = {}
+    for slot in slots:
+        value = tree.available(cq, slot)
+        if value > out.get(slot[1], -1):
+            out[slot[1]] = value
+    return out
