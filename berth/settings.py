@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from admission.health import DEFAULT_DEVICE_ERROR_EXIT_CODES, HealthThresholds
 from berth.embedded import default_home
+from quota.errors import BerthError
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -18,6 +21,8 @@ class Settings:
     home: Path
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
+    health: HealthThresholds = field(default_factory=HealthThresholds)
+    device_error_exit_codes: frozenset[int] = DEFAULT_DEVICE_ERROR_EXIT_CODES
 
 
 def load(
@@ -34,7 +39,60 @@ def load(
         home=Path(home).expanduser() if home else default_home(),
         host=host or os.environ.get("BERTH_HOST") or DEFAULT_HOST,
         port=port or int(os.environ.get("BERTH_PORT") or DEFAULT_PORT),
+        health=health_thresholds(os.environ),
+        device_error_exit_codes=device_error_exit_codes(os.environ),
     )
+
+
+def health_thresholds(env: Mapping[str, str]) -> HealthThresholds:
+    """When a node stops taking work (``BERTH_HEALTH_*``; see README, node health)."""
+    default = HealthThresholds()
+    resources = env.get("BERTH_HEALTH_DEVICE_RESOURCES")
+    return HealthThresholds(
+        cordon_devices=_count(env, "BERTH_HEALTH_CORDON_DEVICES", default.cordon_devices),
+        cordon_percent=_count(env, "BERTH_HEALTH_CORDON_PERCENT", default.cordon_percent, 100),
+        cordon_not_ready=_flag(env, "BERTH_HEALTH_CORDON_NOT_READY", default.cordon_not_ready),
+        device_resources=(
+            tuple(r.strip() for r in resources.split(",") if r.strip())
+            if resources is not None
+            else default.device_resources
+        ),
+    )
+
+
+def device_error_exit_codes(env: Mapping[str, str]) -> frozenset[int]:
+    """``BERTH_DEVICE_ERROR_EXIT_CODES``: comma-separated exit codes meaning "bad device"."""
+    name = "BERTH_DEVICE_ERROR_EXIT_CODES"
+    text = env.get(name)
+    if text is None:
+        return DEFAULT_DEVICE_ERROR_EXIT_CODES
+    codes = set()
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        if not part.isdigit() or not 1 <= int(part) <= 255:
+            raise BerthError(f"{name}: {part!r} is not an exit code (1-255)", field=name)
+        codes.add(int(part))
+    return frozenset(codes)
+
+
+def _count(env: Mapping[str, str], name: str, default: int, maximum: int | None = None) -> int:
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    if not text.isdigit() or (maximum is not None and int(text) > maximum):
+        limit = f"0-{maximum}" if maximum is not None else "0 or more; 0 disables it"
+        raise BerthError(f"{name}: {text!r} is not a whole number ({limit})", field=name)
+    return int(text)
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    text = env.get(name, "").strip().lower()
+    if not text:
+        return default
+    if text not in ("true", "false", "1", "0"):
+        raise BerthError(f"{name}: {text!r} is not true or false", field=name)
+    return text in ("true", "1")
 
 
 def normalise_url(url: str) -> str:

@@ -45,6 +45,7 @@ class ResourceRef:
 
 JOBS = ResourceRef("batch", "v1", "jobs", "Job", namespaced=True)
 NODES = ResourceRef("", "v1", "nodes", "Node", namespaced=False)
+PODS = ResourceRef("", "v1", "pods", "Pod", namespaced=True)
 EVENTS = ResourceRef("", "v1", "events", "Event", namespaced=True)
 LEASES = ResourceRef("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True)
 
@@ -124,6 +125,8 @@ class Kube:
             return self._batch.list_job_for_all_namespaces
         if ref == NODES:
             return self._core.list_node
+        if ref == PODS:
+            return self._core.list_pod_for_all_namespaces
         lister = self._custom.list_cluster_custom_object
 
         async def custom(**kwargs: Any) -> Any:

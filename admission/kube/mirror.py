@@ -3,7 +3,9 @@
 A custom resource is parsed exactly as ``berth apply`` parses a manifest; an invalid one
 leaves the ledger untouched and says which field is wrong, in an Event and in its
 ``Accepted`` status condition. Nodes feed the inventory (capacity, allocatable, taints,
-unschedulable, conditions).
+unschedulable, conditions); their health state is Berth's (``admission.health``): a Node's
+devices and Ready condition move it automatically, its ``berth.dev/health`` annotation is
+ignored.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from admission.health import HealthThresholds
+from admission.health_ledger import observe_node
 from admission.kube import events
 from admission.kube.client import Kube, Obj, ResourceRef, berth_resource
 from admission.kube.informer import Handler
@@ -22,6 +26,7 @@ from quota.apply import apply_objects
 from quota.errors import InvalidInput
 from quota.ledger import Ledger
 from quota.manifests import BERTH_API_VERSION, parse_objects
+from quota.model import Node
 
 log = logging.getLogger(__name__)
 
@@ -102,11 +107,13 @@ class Mirror:
         notify: Callable[[], None],
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        health: HealthThresholds | None = None,
     ) -> None:
         self.kube = kube
         self.sessions = sessions
         self.notify = notify
         self.clock = clock
+        self.health = health if health is not None else HealthThresholds()
         # What exists in the cluster, by kind: the status writer patches only these.
         self.present: dict[str, set[tuple[str, str]]] = {kind: set() for kind in BERTH_KINDS}
 
@@ -184,6 +191,19 @@ class Mirror:
         if kind == "DELETED":
             changed = await asyncio.to_thread(self._delete, "Node", ("", name))
         else:
-            changed = await asyncio.to_thread(self._apply, node_document(node))
+            try:
+                changed = await asyncio.to_thread(self._apply_node, node_document(node))
+            except InvalidInput as exc:
+                log.warning("Node %s not mirrored into the inventory: %s", name, exc.message)
+                return
         if changed:
             self.notify()
+
+    def _apply_node(self, doc: Obj) -> bool:
+        [parsed] = parse_objects([(SOURCE, 0, doc)])
+        assert isinstance(parsed.obj, Node)
+        with self.sessions() as session:
+            changed, move = observe_node(session, parsed.obj, self.health, actor=ACTOR)
+        if move is not None:
+            log.warning("Node %s is now %s: %s", parsed.obj.name, move.state, move.why)
+        return changed

@@ -35,6 +35,7 @@ def allowed(rules: list[dict[str, Any]], group: str, resource: str, verb: str) -
         pytest.param("batch", "jobs", "patch", id="suspends and steers Jobs"),
         pytest.param("", "events", "create", id="records Events"),
         pytest.param("", "nodes", "list", id="lists Nodes"),
+        pytest.param("", "pods", "watch", id="watches Pods"),
         pytest.param("berth.dev", "clusterqueues", "watch", id="watches ClusterQueues"),
         pytest.param("berth.dev", "localqueues/status", "patch", id="writes LocalQueue status"),
     ],
@@ -47,7 +48,8 @@ def test_cluster_role_grants_what_berth_calls(group: str, resource: str, verb: s
     ("group", "resource", "verb"),
     [
         pytest.param("batch", "jobs", "delete", id="never deletes Jobs"),
-        pytest.param("", "pods", "list", id="never reads Pods"),
+        pytest.param("", "pods", "delete", id="never deletes Pods"),
+        pytest.param("", "pods", "patch", id="never changes Pods"),
         pytest.param("", "secrets", "get", id="never reads Secrets"),
         pytest.param("berth.dev", "clusterqueues", "patch", id="never changes a queue's spec"),
     ],

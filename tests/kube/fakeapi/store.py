@@ -40,6 +40,7 @@ BUILTIN = (
     Resource("", "v1", "namespaces", "Namespace", namespaced=False, status=True),
     Resource("", "v1", "nodes", "Node", namespaced=False, status=True),
     Resource("", "v1", "events", "Event", namespaced=True),
+    Resource("", "v1", "pods", "Pod", namespaced=True, status=True),
     Resource("batch", "v1", "jobs", "Job", namespaced=True, status=True),
     Resource("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True),
     Resource(

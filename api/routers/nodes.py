@@ -1,0 +1,151 @@
+"""Node repair workflow: move a node through ``Cordoned → Repairing → Validating → Healthy``
+(``POST /api/v1/nodes/{name}/health``), read its health history (``…/history``) and every
+node's state at once (``GET /api/v1/node-health``, the dashboard's Nodes and health panel)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from fastapi import APIRouter, Request
+from pydantic import Field
+
+from admission.health import operator_move
+from api.deps import LedgerDep
+from api.schemas.base import Schema
+from quota import ledger_nodes
+from quota.errors import Conflict, InvalidInput, NotFound, Problem
+from quota.ledger_nodes import HealthTransition
+from quota.model import NodeHealth
+
+actions = APIRouter(prefix="/api/v1", tags=["nodes"])
+reads = APIRouter(prefix="/api/v1", tags=["nodes"])
+
+_STATES = ", ".join(str(state) for state in NodeHealth)
+
+
+class HealthRequest(Schema):
+    state: str = Field(description=f"the state to move the node to: {_STATES}")
+    why: str = Field("", description="why (kept in the node's history and the audit log)")
+    expected_state: str | None = Field(
+        None, description="refuse (409) unless the node is in this state now"
+    )
+
+
+class Transition(Schema):
+    node: str
+    from_: str | None = Field(alias="from", description="None: the node appeared in this state")
+    to: str
+    why: str
+    actor: str
+    at: datetime
+
+
+class DisplacedWorkload(Schema):
+    namespace: str
+    name: str
+    at: datetime
+    details: dict[str, Any]
+
+
+class NodeHistory(Schema):
+    node: str
+    health: str
+    health_since: datetime
+    transitions: list[Transition] = Field(description="oldest first (the last 200)")
+    displaced: list[DisplacedWorkload] = Field(
+        description="workloads its faults evicted, newest first (the last 100)"
+    )
+
+
+class NodeHealthOut(Schema):
+    node: str
+    health: str
+    health_since: datetime
+    displaced: int = Field(description="workloads its faults evicted (NodeUnhealthy), ever")
+
+
+class NodeHealthList(Schema):
+    items: list[NodeHealthOut]
+
+
+@reads.get("/node-health", response_model=NodeHealthList, response_model_by_alias=True)
+def node_health(ledger: LedgerDep) -> NodeHealthList:
+    """Every node's health state, since when, and how many workloads its faults evicted."""
+    return NodeHealthList(
+        items=[
+            NodeHealthOut(
+                node=n.name, health=str(n.health), health_since=n.since, displaced=n.displaced
+            )
+            for n in ledger_nodes.summaries(ledger.session)
+        ]
+    )
+
+
+@actions.post("/nodes/{name}/health", response_model=Transition, response_model_by_alias=True)
+def set_health(name: str, body: HealthRequest, request: Request, ledger: LedgerDep) -> Transition:
+    """Move a node to another health state, as an operator (repair workflow)."""
+    target = _state(body.state, "state")
+    expected = None if body.expected_state is None else _state(body.expected_state, "expectedState")
+    session = ledger.session
+    current = ledger_nodes.node_state(session, name, for_update=True)
+    if current is None:
+        raise NotFound(f"node {name} does not exist", field="name")
+    if expected is not None and current.health is not expected:
+        raise Conflict(
+            f"node {name} is {current.health}, not {expected} (expectedState)",
+            field="expectedState",
+        )
+    refused = operator_move(name, current.health, target)
+    if refused is not None:
+        raise Conflict(refused, field="state")
+    why = body.why.strip() or f"moved to {target} by an operator"
+    done = ledger_nodes.set_health(
+        session, name, current.health, target, why=why, actor=_actor(request)
+    )
+    return _transition(done)
+
+
+@reads.get("/nodes/{name}/history", response_model=NodeHistory, response_model_by_alias=True)
+def history(name: str, ledger: LedgerDep) -> NodeHistory:
+    """The node's health now, every transition (who, why, when) and the work it displaced."""
+    session = ledger.session
+    current = ledger_nodes.node_state(session, name)
+    if current is None:
+        raise NotFound(f"node {name} does not exist", field="name")
+    return NodeHistory(
+        node=name,
+        health=str(current.health),
+        health_since=current.since,
+        transitions=[_transition(t) for t in ledger_nodes.history(session, name)],
+        displaced=[
+            DisplacedWorkload(namespace=d.namespace, name=d.name, at=d.at, details=d.details)
+            for d in ledger_nodes.displaced(session, name)
+        ],
+    )
+
+
+def _state(value: str, field: str) -> NodeHealth:
+    for state in NodeHealth:
+        if state.value == value:
+            return state
+    message = f"{value!r} is not a node health state; expected one of: {_STATES}"
+    raise InvalidInput([Problem(message, source="request", field=field)])
+
+
+def _transition(t: HealthTransition) -> Transition:
+    return Transition.model_validate(
+        {
+            "node": t.node,
+            "from": None if t.before is None else str(t.before),
+            "to": str(t.after),
+            "why": t.why,
+            "actor": t.actor,
+            "at": t.at,
+        }
+    )
+
+
+def _actor(request: Request) -> str:
+    client = request.client.host if request.client else "unknown"
+    return f"api:{client}"
