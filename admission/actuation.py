@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from admission.engine.types import Reason, Snapshot
@@ -18,16 +19,20 @@ from quota.workload import Admission
 ADMIT = "admit"
 EVICT = "evict"
 REASON = "reason"
+CHECKPOINT = "checkpoint"  # a victim with a grace: ask it to checkpoint, keep it running
 
 
 @dataclass(frozen=True, slots=True)
 class Actuation:
     key: str  # "namespace/name"
     kind: str  # "Job" | "Workload"
-    action: str  # "admit" | "evict" | "reason"
+    action: str  # "admit" | "evict" | "reason" | "checkpoint"
     admission: Admission | None = None  # for admit
     flavors: Mapping[str, ResourceFlavor] = field(default_factory=dict)  # named by admission
     reason: Reason | None = None  # for evict/reason: eviction or new primary wait reason
+    # for checkpoint: when it was asked and by when it must have checkpointed
+    requested_at: datetime | None = None
+    deadline: datetime | None = None
 
 
 class Actuator(Protocol):

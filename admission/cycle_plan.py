@@ -8,18 +8,22 @@ primary code changes, which is also when the timeline gets a new row.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from admission.actuation import ADMIT, EVICT, REASON, Actuation
+from admission.actuation import ADMIT, CHECKPOINT, EVICT, REASON, Actuation
 from admission.engine.types import CycleResult, EvictionDecision, PendingStatus, Reason
 from admission.engine.workload import checkpoint_grace
+from quota.checkpoints import checkpointed_at, reports_after
 from quota.cycle_writes import NO_VERDICT, Event, ReasonChange, Transition, Verdict, WorkloadRecord
 from quota.model import ResourceFlavor
 from quota.reasons import EvictionReason, WaitReason
 from quota.workload import Admission, Workload, WorkloadState
+
+# Evictions that give a ``berth.dev/checkpoint-grace`` before the Job is stopped.
+_GRACEFUL = frozenset({EvictionReason.PREEMPTED, EvictionReason.NODE_UNHEALTHY})
 
 
 @dataclass(slots=True)
@@ -90,9 +94,35 @@ def plan_requeues(records: Mapping[str, WorkloadRecord], now: datetime) -> Cycle
         if workload.state is not WorkloadState.EVICTING:
             continue
         grace = checkpoint_grace(workload) or timedelta(0)
-        if record.evicted_at is None or record.evicted_at + grace <= now:
+        saved = checkpointed_at(workload)
+        evicted_at = record.evicted_at
+        if reports_after(saved, evicted_at) and saved is not None:
+            event = Event("Requeued", "Checkpointed", {"checkpointedAt": saved.isoformat()})
+        elif evicted_at is None or evicted_at + grace <= now:
             event = Event("Requeued", "CheckpointGraceExpired", {"grace": str(grace)})
-            _transition(plan, record, WorkloadState.PENDING, None, now, (event,), releases=True)
+        else:
+            continue
+        why = record.eviction_reason or str(EvictionReason.PREEMPTED)
+        _transition(plan, record, WorkloadState.PENDING, None, now, (event,), releases=True,
+                    end_reason=why, lost_from=saved)
+        message = f"{key} evicted: {why}, {event.reason}; suspended until admitted again"
+        reason = Reason(WaitReason.PENDING_EVALUATION, message,
+                        {"eviction": why, "requeued": event.reason})
+        plan.actions.append(Actuation(key, workload.kind, EVICT, reason=reason))
+    return plan
+
+
+def plan_evictions(
+    plan: CyclePlan,
+    records: Mapping[str, WorkloadRecord],
+    evictions: Sequence[EvictionDecision],
+    now: datetime,
+) -> CyclePlan:
+    """Add evictions decided outside the engine (node faults) to ``plan``."""
+    for eviction in evictions:
+        record = records.get(eviction.key)
+        if record is not None and eviction.key not in plan.records:
+            _evict(plan, record, eviction, now)
     return plan
 
 
@@ -134,19 +164,24 @@ def _evict(
     plan: CyclePlan, record: WorkloadRecord, eviction: EvictionDecision, now: datetime
 ) -> None:
     workload = record.workload
-    details: dict[str, Any] = {"clusterQueue": eviction.cluster_queue}
+    details: dict[str, Any] = {"clusterQueue": eviction.cluster_queue, **eviction.details}
     if eviction.preemptor:
         details["preemptor"] = eviction.preemptor
     if eviction.cause is not None:
         details["why"] = str(eviction.cause)
-    grace = checkpoint_grace(workload) if eviction.reason == EvictionReason.PREEMPTED else None
+    grace = checkpoint_grace(workload) if eviction.reason in _GRACEFUL else None
     evicted = Event("Evicted", eviction.reason, details)
+    end = str(eviction.reason)
+    saved = checkpointed_at(workload)
     if grace is not None:
         details["grace"] = str(grace)
-        _transition(
-            plan, record, WorkloadState.EVICTING, workload.admission, now, (evicted,), evicts=True
-        )
-    elif eviction.reason == EvictionReason.DEACTIVATED:
+        _transition(plan, record, WorkloadState.EVICTING, workload.admission, now, (evicted,),
+                    evicts=True, end_reason=end)
+        # It keeps running (and holding quota) until it checkpoints or the grace ends.
+        plan.actions.append(Actuation(workload.key, workload.kind, CHECKPOINT,
+                                      requested_at=now, deadline=now + grace))
+        return
+    if eviction.reason == EvictionReason.DEACTIVATED:
         _transition(
             plan,
             record,
@@ -156,6 +191,8 @@ def _evict(
             (evicted,),
             evicts=True,
             releases=True,
+            end_reason=end,
+            lost_from=saved,
         )
     else:
         requeued = Event("Requeued", eviction.reason, {})
@@ -168,6 +205,8 @@ def _evict(
             (evicted, requeued),
             evicts=True,
             releases=True,
+            end_reason=end,
+            lost_from=saved,
         )
     plan.actions.append(
         Actuation(workload.key, workload.kind, EVICT, reason=_eviction_reason(workload, eviction))
@@ -179,6 +218,9 @@ def _eviction_reason(workload: Workload, eviction: EvictionDecision) -> Reason:
     why = f"evicted: {eviction.reason}"
     if eviction.preemptor:
         why += f" by {eviction.preemptor} ({eviction.cause})"
+    nodes = eviction.details.get("nodes")
+    if isinstance(nodes, list) and nodes:
+        why += f" on node {', '.join(str(n) for n in nodes)}"
     details = {
         "eviction": eviction.reason,
         "preemptor": eviction.preemptor,
@@ -203,6 +245,8 @@ def _transition(
     admits: bool = False,
     evicts: bool = False,
     releases: bool = False,
+    end_reason: str | None = None,
+    lost_from: datetime | None = None,
 ) -> None:
     workload = record.workload
     plan.transitions.append(
@@ -218,6 +262,8 @@ def _transition(
             admits=admits,
             evicts=evicts,
             releases=releases,
+            end_reason=end_reason,
+            lost_from=lost_from,
         )
     )
     admitted_at = now if admits else (workload.admitted_at if admission is not None else None)
@@ -227,6 +273,7 @@ def _transition(
         admission=admission,
         admitted_at=admitted_at,
         eviction_count=workload.eviction_count + (1 if evicts else 0),
+        evicted_at=now if evicts else (None if admits else workload.evicted_at),
     )
     # Built directly, not with replace(): this runs once per decision, thousands per cycle.
     plan.records[workload.key] = WorkloadRecord(
@@ -235,6 +282,7 @@ def _transition(
         moved,
         NO_VERDICT,
         now if evicts else (None if admits else record.evicted_at),
+        end_reason if evicts else (None if admits else record.eviction_reason),
     )
 
 

@@ -16,22 +16,37 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.orm import Session
 
-from admission.actuation import ADMIT, EVICT, REASON, Actuation, Actuator, Reconciler
+from admission.actuation import (
+    ADMIT,
+    CHECKPOINT,
+    EVICT,
+    REASON,
+    Actuation,
+    Actuator,
+    Reconciler,
+)
 from admission.crash_hook import CrashHook
-from admission.cycle_plan import CyclePlan, plan_cycle, plan_requeues, primary_of
+from admission.cycle_plan import (
+    CyclePlan,
+    plan_cycle,
+    plan_evictions,
+    plan_requeues,
+    primary_of,
+)
 from admission.engine.collector import collector_paused
 from admission.engine.cycle import run_cycle
-from admission.engine.types import Reason
+from admission.engine.workload import checkpoint_grace
+from admission.health_evictions import node_evictions
+from admission.reason_budget import REASON_BUDGET, spread_reasons
 from admission.snapshot_cache import Refreshed, SnapshotCache
 from quota import ledger_changes as changes
 from quota import ledger_decisions as decisions
 from quota import ledger_lifecycle as lifecycle
 from quota.errors import BerthError
-from quota.reasons import WaitReason
 from quota.workload import WorkloadState
 
 log = logging.getLogger(__name__)
@@ -88,6 +103,7 @@ class AdmissionLoop:
         self.cache = SnapshotCache(fair_sharing=fair_sharing)
         self.crash = crash if crash is not None else CrashHook.from_env()
         self.term: int | None = None
+        self._reasons_after = 0  # rotation point of detail-only verdict writes
 
     async def begin(self, holder: str | None = None) -> None:
         """Start leading: new fencing term (when ``holder`` is given), full reload,
@@ -158,12 +174,16 @@ class AdmissionLoop:
         refreshed = self._refresh()
         now = self.clock()
         requeues = plan_requeues(self.cache.records, now)
+        view = self.cache.snapshot()
+        faults = node_evictions(view.workloads, view.nodes)
+        plan_evictions(requeues, self.cache.records, faults, now)
         stale_requeues = self._commit(requeues, now) if not requeues.empty else ()
         if stale_requeues is None:
             return CycleSummary(refreshed, retried=True), []
         snapshot = self.cache.snapshot()
         result = run_cycle(snapshot, now)
         plan = plan_cycle(self.cache.records, result, snapshot.flavors)
+        self._reasons_after = spread_reasons(plan, REASON_BUDGET, self._reasons_after)
         stale = self._commit(plan, now) if not plan.empty else ()
         seconds = time.perf_counter() - started
         if stale is None:
@@ -231,8 +251,11 @@ class AdmissionLoop:
                     )
                 )
             elif workload.state is WorkloadState.EVICTING:
-                reason = Reason(WaitReason.PENDING_EVALUATION, f"{key} is being evicted")
-                actions.append(Actuation(key, workload.kind, EVICT, reason=reason))
+                # Still running to its checkpoint: ask again (idempotent), never suspend.
+                requested = record.evicted_at or self.clock()
+                grace = checkpoint_grace(workload) or timedelta(0)
+                actions.append(Actuation(key, workload.kind, CHECKPOINT, requested_at=requested,
+                                         deadline=requested + grace))
             else:
                 actions.append(
                     Actuation(key, workload.kind, REASON, reason=primary_of(record.verdict, key))

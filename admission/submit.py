@@ -17,6 +17,7 @@ from quota.cycle_writes import NO_VERDICT
 from quota.errors import Conflict, NotFound
 from quota.jobs import parse_workload
 from quota.ledger import Ledger
+from quota.metering import IntervalEnd
 from quota.model import PriorityClass
 from quota.workload import Workload, WorkloadState
 
@@ -51,11 +52,17 @@ def submit_workload(ledger: Ledger, doc: object, *, now: datetime, actor: str) -
 
 
 def finish_workload(
-    ledger: Ledger, namespace: str, name: str, *, now: datetime, actor: str
+    ledger: Ledger,
+    namespace: str,
+    name: str,
+    *,
+    now: datetime,
+    actor: str,
+    end: IntervalEnd = IntervalEnd.FINISHED,
 ) -> Workload:
-    """Mark the workload finished: quota released, timeline closed. Idempotent; ``NotFound``
-    when no workload has that name."""
-    finished = lifecycle.finish(ledger.session, namespace, name, now=now, actor=actor)
+    """Mark the workload finished: quota released, timeline closed, usage ended as ``end``
+    (Finished, Failed, Deleted). Idempotent; ``NotFound`` when no workload has that name."""
+    finished = lifecycle.finish(ledger.session, namespace, name, now=now, actor=actor, end=end)
     if finished is None:
         raise NotFound(f"Workload {namespace}/{name} not found", field="name")
     return finished

@@ -12,6 +12,7 @@ from api.routers import (
     apply,
     dashboard,
     health,
+    nodes,
     objects,
     simulate,
     status,
@@ -44,6 +45,8 @@ def create_app(context: AppContext) -> FastAPI:
     app.include_router(simulate.router, dependencies=admin)
     app.include_router(webhook.router)
     app.include_router(dashboard.router)
+    app.include_router(nodes.actions, dependencies=admin)
+    app.include_router(nodes.reads, dependencies=read)
     app.include_router(workloads.router, dependencies=read)
     app.include_router(status.router, dependencies=read)
     # last: its /{plural} paths would shadow fixed ones

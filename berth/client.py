@@ -59,6 +59,16 @@ class BerthClient:
             raise _error(response)
         return response.json()
 
+    def post(self, path: str, body: Mapping[str, Any]) -> Any:
+        """The JSON body of ``POST path`` with a JSON ``body``; ``ApiError`` on an error."""
+        try:
+            response = self._http.post(path, json=dict(body))
+        except httpx.HTTPError as exc:
+            raise ApiError(0, "Unreachable", f"cannot reach Berth at {self.server}: {exc}") from exc
+        if response.status_code >= 400:
+            raise _error(response)
+        return response.json()
+
     def pages(self, path: str, params: Mapping[str, str | int] | None = None) -> Iterator[Any]:
         """Every item of a paginated list, following ``nextCursor``."""
         query: dict[str, str | int] = {"limit": 500, **(params or {})}

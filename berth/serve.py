@@ -14,6 +14,7 @@ import os
 import signal
 import socket
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -78,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
                 interval=getattr(args, "loop_interval", None) or 1.0,
                 kubeconfig=getattr(args, "kubeconfig", None),
                 demo=getattr(args, "demo", False),
+                config=config,
             )
         )
     finally:
@@ -97,12 +99,15 @@ async def _serve(
     interval: float,
     kubeconfig: str | None,
     demo: bool = False,
+    config: settings.Settings | None = None,
 ) -> None:
     stop = asyncio.Event()
     runner: asyncio.Task[None] | None = None
     # The demo plays the users (jobs arriving and finishing); the loop still admits them.
     demo_task = asyncio.create_task(run_demo(database.session, stop)) if demo else None
-    cluster = await _start_kubernetes(kubeconfig, database) if kube_mode(kubeconfig) else None
+    cluster = (
+        await _start_kubernetes(kubeconfig, database, config) if kube_mode(kubeconfig) else None
+    )
     if loop:
         holder = f"{socket.gethostname()}:{os.getpid()}"
         actuator: Actuator = cluster.actuator if cluster is not None else StandaloneActuator()
@@ -147,12 +152,19 @@ def kube_mode(kubeconfig: str | None) -> bool:
     return enabled(kubeconfig)
 
 
-async def _start_kubernetes(kubeconfig: str | None, database: Database) -> KubeRuntime:
+async def _start_kubernetes(
+    kubeconfig: str | None, database: Database, config: settings.Settings | None = None
+) -> KubeRuntime:
     from admission.kube.runtime import KubeSettings, start_kubernetes
 
+    kube = KubeSettings(kubeconfig=kubeconfig)
+    if config is not None:
+        kube = replace(
+            kube, health=config.health, device_error_exit_codes=config.device_error_exit_codes
+        )
     # The ledger's triggers NOTIFY the loop of every workload change, so the watchers need
     # no wake-up call of their own.
-    runtime = await start_kubernetes(KubeSettings(kubeconfig=kubeconfig), database.session, _noop)
+    runtime = await start_kubernetes(kube, database.session, _noop)
     log.info("Kubernetes mode: leadership by Lease, Jobs suspended and unsuspended by Berth")
     return runtime
 

@@ -36,6 +36,7 @@ class WorkloadRecord:
     workload: Workload
     verdict: Verdict = NO_VERDICT
     evicted_at: datetime | None = None
+    eviction_reason: str | None = None  # why it was last evicted (an EvictionReason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +61,10 @@ class Transition:
     admits: bool = False  # opens usage intervals, stamps admitted_at
     evicts: bool = False  # counts an eviction, stamps evicted_at
     releases: bool = False  # closes its usage intervals
+    # Why its usage ends (a quota.metering.IntervalEnd), stored as the eviction reason when
+    # it evicts; ``lost_from``: its last checkpoint, where an eviction's lost work begins.
+    end_reason: str | None = None
+    lost_from: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

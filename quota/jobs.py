@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
+from quota.checkpoints import checkpoint_problem
 from quota.errors import InvalidInput, Problem
 from quota.manifest_reader import Field, Sink, describe, dns_label, dns_name, qualified_name
 from quota.manifest_shapes import read_affinity_terms, read_tolerations
@@ -59,6 +60,9 @@ def parse_workload(
     namespace = metadata.string("namespace", check=dns_label) or "default"
     labels = metadata.string_map("labels", check_keys=qualified_name)
     annotations = metadata.string_map("annotations")
+    found = checkpoint_problem(annotations)
+    if found is not None:
+        Field(sink, f"metadata.annotations[{found[0]}]").problem(found[1])
     spec = top.obj("spec", required=True)
     classes = priority_classes or {}
     if kind == "Job":

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from quota.errors import Conflict, InvalidInput, NotFound, Problem
 from quota.ledger_errors import translated
+from quota.ledger_nodes import record_transition
 from quota.ledger_objects import (
     KINDS,
     KindSpec,
@@ -35,7 +36,8 @@ from quota.ledger_workloads import (
     from_workload_row,
     workload_row,
 )
-from quota.model import ClusterQueue, Cohort, Node, ResourceGroup
+from quota.manifest_kinds import HEALTH_ANNOTATION
+from quota.model import ClusterQueue, Cohort, Node, NodeHealth, ResourceGroup
 from quota.schema import AuditRow
 from quota.workload import Workload, WorkloadState
 
@@ -73,6 +75,8 @@ class Ledger:
             )
         if stored is None:
             self.session.execute(insert(spec.table).values(**row))
+            if isinstance(obj, Node) and obj.health is not NodeHealth.HEALTHY:
+                _health_set(self.session, obj, None, actor)
             if spec.has_groups:
                 write_groups(self.session, spec.kind, row["name"], _groups(obj))
             self._audit(actor, "create", spec, row, before=None, after=_snapshot(spec, obj, 1))
@@ -85,8 +89,9 @@ class Ledger:
             "version": spec.table.c.version + 1,
             "updated_at": func.now(),
         }
-        if isinstance(before, Node) and row["health"] != str(before.health):
+        if isinstance(before, Node) and isinstance(obj, Node) and obj.health != before.health:
             values["health_since"] = func.now()
+            _health_set(self.session, obj, before.health, actor)
         self.session.execute(update(spec.table).where(*_match(spec, key)).values(**values))
         if spec.has_groups:
             write_groups(self.session, spec.kind, row["name"], _groups(obj))
@@ -279,6 +284,11 @@ class Ledger:
                 after=after,
             )
         )
+
+
+def _health_set(session: Session, node: Node, before: NodeHealth | None, actor: str) -> None:
+    why = f"set by manifest annotation {HEALTH_ANNOTATION}"
+    record_transition(session, node.name, before, node.health, why=why, actor=actor)
 
 
 def _spec(kind: str) -> KindSpec:

@@ -39,7 +39,8 @@ def _record(row: Mapping[Any, Any]) -> WorkloadRecord:
         row["reason_code"], tuple(row["reasons"]), tuple(row["hints"]), row["queue_position"]
     )
     return WorkloadRecord(
-        row["id"], row["version"], from_workload_row(row), verdict, row["evicted_at"]
+        row["id"], row["version"], from_workload_row(row), verdict, row["evicted_at"],
+        row["eviction_reason"],
     )
 
 

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from quota import ledger_codec as codec
 from quota.cycle_writes import Event, ReasonChange, Transition
 from quota.ledger_errors import translated
+from quota.metering import EVICTIONS
 
 WORKLOAD_KIND = "Workload"
 
@@ -51,12 +52,14 @@ def write_transitions(
                 eviction_count = w.eviction_count + CASE WHEN v.evicts THEN 1 ELSE 0 END,
                 evicted_at = CASE WHEN v.evicts THEN :now
                                   WHEN v.admits THEN NULL ELSE w.evicted_at END,
+                eviction_reason = CASE WHEN v.evicts THEN v.end_reason
+                                       WHEN v.admits THEN NULL ELSE w.eviction_reason END,
                 reason_code = NULL, reasons = '[]'::jsonb, hints = '[]'::jsonb,
                 queue_position = NULL, evaluated_at = :now,
                 version = w.version + 1, updated_at = now()
             FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS v(
                 id bigint, version int, state text, admission jsonb, cluster_queue text,
-                admits bool, evicts bool)
+                admits bool, evicts bool, end_reason text)
             WHERE w.id = v.id AND w.version = v.version
             RETURNING w.id
             """
@@ -73,6 +76,7 @@ def write_transitions(
                         "cluster_queue": t.admission.cluster_queue if t.admission else None,
                         "admits": t.admits,
                         "evicts": t.evicts,
+                        "end_reason": t.end_reason,
                     }
                     for t, a in zip(transitions, admissions, strict=True)
                 ]
@@ -85,7 +89,8 @@ def write_transitions(
         return stale
     ids = [t.id for t in transitions]
     close_reasons(session, ids, now)
-    close_usage(session, [t.id for t in transitions if t.releases], now)
+    end_usage(session, [(t.id, t.end_reason, t.lost_from) for t in transitions if t.releases],
+              now)
     _open_usage(session, [t for t in transitions if t.admits], now)
     add_events(session, [(t.id, e) for t in transitions for e in t.events], now)
     _audit(session, transitions, admissions, actor)
@@ -181,16 +186,46 @@ def open_reasons(
     )
 
 
-def close_usage(session: Session, ids: Sequence[int], now: datetime) -> None:
-    """End every open usage interval of the workloads ``ids``."""
+def close_usage(
+    session: Session, ids: Sequence[int], now: datetime, end: str | None = None
+) -> None:
+    """End every open usage interval of the workloads ``ids``, saying why (an IntervalEnd)."""
     if ids:
         session.execute(
             text(
-                "UPDATE usage_intervals SET ended_at = :now "
+                "UPDATE usage_intervals SET ended_at = :now, end_reason = :end "
                 "WHERE workload_id = ANY(CAST(:ids AS bigint[])) AND ended_at IS NULL"
             ),
-            {"ids": list(ids), "now": now},
+            {"ids": list(ids), "now": now, "end": end},
         )
+
+
+def end_usage(
+    session: Session, ends: Sequence[tuple[int, str | None, datetime | None]], now: datetime
+) -> None:
+    """End the open usage of each (workload id, why, last checkpoint). An eviction loses the
+    work since the later of the interval's start and the checkpoint: ``lost_from``."""
+    if not ends:
+        return
+    session.execute(
+        text(
+            """
+            UPDATE usage_intervals AS u SET ended_at = :now, end_reason = v.reason,
+                lost_from = CASE WHEN v.reason = ANY(CAST(:evictions AS text[]))
+                                 THEN LEAST(GREATEST(u.started_at,
+                                                     COALESCE(v.saved, u.started_at)), :now)
+                            END
+            FROM jsonb_to_recordset(CAST(:rows AS jsonb))
+                 AS v(id bigint, reason text, saved timestamptz)
+            WHERE u.workload_id = v.id AND u.ended_at IS NULL
+            """
+        ),
+        {
+            "now": now,
+            "evictions": sorted(EVICTIONS),
+            "rows": dump_json([{"id": i, "reason": r, "saved": s} for i, r, s in ends]),
+        },
+    )
 
 
 def _copy(session: Session, statement: str, rows: Iterable[Sequence[object]]) -> None:

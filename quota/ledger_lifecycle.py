@@ -13,6 +13,7 @@ from quota.cycle_writes import Event, Verdict
 from quota.ledger_decisions import add_events, close_reasons, close_usage, dump_json, open_reasons
 from quota.ledger_errors import translated
 from quota.ledger_workloads import WORKLOADS, current_id, from_workload_row
+from quota.metering import IntervalEnd
 from quota.workload import Workload, WorkloadState
 
 _HOLDING = (str(WorkloadState.ADMITTED), str(WorkloadState.EVICTING))
@@ -43,10 +44,17 @@ def set_first_verdict(
 
 @translated
 def finish(
-    session: Session, namespace: str, name: str, *, now: datetime, actor: str
+    session: Session,
+    namespace: str,
+    name: str,
+    *,
+    now: datetime,
+    actor: str,
+    end: IntervalEnd = IntervalEnd.FINISHED,
 ) -> Workload | None:
-    """Mark the workload a name means finished: quota released, timeline closed, event and
-    audit written. ``None`` when there is none; a finished one is returned unchanged."""
+    """Mark the workload a name means finished: quota released (usage closed as ``end``:
+    Finished, Failed or Deleted), timeline closed, event and audit written. ``None`` when
+    there is none; a finished one is returned unchanged."""
     row = (
         session.execute(
             select(WORKLOADS)
@@ -73,9 +81,10 @@ def finish(
         .mappings()
         .one()
     )
-    close_usage(session, [workload_id], now)
+    close_usage(session, [workload_id], now, str(end))
     close_reasons(session, [workload_id], now)
-    add_events(session, [(workload_id, Event("Finished", None, {"from": row["state"]}))], now)
+    reason = None if end is IntervalEnd.FINISHED else str(end)
+    add_events(session, [(workload_id, Event("Finished", reason, {"from": row["state"]}))], now)
     session.execute(
         text(
             "INSERT INTO audit_log (actor, action, kind, namespace, name, before, after) "
@@ -100,11 +109,12 @@ def close_stray_usage(session: Session, now: datetime) -> int:
     """Close usage intervals of workloads that hold no quota any more; how many."""
     result = session.execute(
         text(
-            "UPDATE usage_intervals AS u SET ended_at = :now FROM workloads AS w "
+            "UPDATE usage_intervals AS u SET ended_at = :now, end_reason = :end "
+            "FROM workloads AS w "
             "WHERE u.workload_id = w.id AND u.ended_at IS NULL "
             "AND w.state <> ALL(CAST(:holding AS text[]))"
         ),
-        {"now": now, "holding": list(_HOLDING)},
+        {"now": now, "holding": list(_HOLDING), "end": str(IntervalEnd.RECLAIMED)},
     )
     return int(getattr(result, "rowcount", 0) or 0)
 

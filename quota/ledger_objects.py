@@ -14,6 +14,7 @@ from sqlalchemy import Table, delete, insert, select
 from sqlalchemy.orm import Session
 
 from quota import ledger_codec as codec
+from quota.metering import from_prices_json, prices_json
 from quota.model import (
     ClusterQueue,
     Cohort,
@@ -86,6 +87,8 @@ def _flavor_row(flavor: ResourceFlavor) -> Row:
         "node_taints": [codec.taint_json(t) for t in flavor.node_taints],
         "tolerations": [codec.toleration_json(t) for t in flavor.tolerations],
         "topology_name": flavor.topology_name,
+        "prices": prices_json(flavor.prices),
+        "min_priority": flavor.min_priority,
     }
 
 
@@ -96,6 +99,8 @@ def _flavor(row: Mapping[Any, Any], _: Groups) -> ResourceFlavor:
         node_taints=tuple(codec.from_taint(t) for t in row["node_taints"]),
         tolerations=tuple(codec.from_toleration(t) for t in row["tolerations"]),
         topology_name=row["topology_name"],
+        prices=from_prices_json(row["prices"]),
+        min_priority=row["min_priority"],
     )
 
 

@@ -61,6 +61,7 @@ def from_workload_row(row: Mapping[Any, Any]) -> Workload:
         admission=codec.from_admission(row["admission"]),
         admitted_at=row["admitted_at"],
         eviction_count=row["eviction_count"],
+        evicted_at=row.get("evicted_at"),
         labels=dict(row["labels"]),
         annotations=dict(row["annotations"]),
         kind=row["kind"],

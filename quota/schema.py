@@ -28,6 +28,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from quota.metering import IntervalEnd
 from quota.model import NodeHealth, QueueingStrategy, StopPolicy
 from quota.workload import WorkloadState
 
@@ -42,7 +43,7 @@ NAMING_CONVENTION = {
 # Owners of resource groups: quota hangs off a ClusterQueue or a Cohort.
 OWNER_KINDS = ("ClusterQueue", "Cohort")
 AUDIT_ACTIONS = ("create", "update", "delete")
-EVENT_TYPES = ("Admitted", "Evicted", "Finished", "Requeued")
+EVENT_TYPES = ("Admitted", "Evicted", "Finished", "Requeued", "Checkpointed")
 
 
 class Base(DeclarativeBase):
@@ -62,7 +63,7 @@ def _one_of(column: str, values: tuple[str, ...], name: str) -> CheckConstraint:
 
 
 def _values(
-    enum: type[QueueingStrategy | StopPolicy | NodeHealth | WorkloadState],
+    enum: type[QueueingStrategy | StopPolicy | NodeHealth | WorkloadState | IntervalEnd],
 ) -> tuple[str, ...]:
     return tuple(str(member) for member in enum)
 
@@ -83,6 +84,9 @@ class ResourceFlavorRow(Versioned, Base):
     node_taints: Mapped[list[Any]]
     tolerations: Mapped[list[Any]]
     topology_name: Mapped[str | None]
+    # ``berth.dev/price-per-hour``: {resource: {price: decimal text, per: milli-units}}.
+    prices: Mapped[dict[str, Any]] = mapped_column(server_default=text("'{}'::jsonb"))
+    min_priority: Mapped[int | None] = mapped_column(Integer)  # ``berth.dev/min-priority``
 
 
 class CohortRow(Versioned, Base):
@@ -202,6 +206,26 @@ class NodeRow(Versioned, Base):
     health_since: Mapped[datetime] = mapped_column(server_default=func.now())
 
 
+class NodeHealthTransitionRow(Base):
+    """A node's health history: one row per change of state, with who and why."""
+
+    __tablename__ = "node_health_transitions"
+    __table_args__ = (
+        _one_of("from_state", _values(NodeHealth), "from_state"),
+        _one_of("to_state", _values(NodeHealth), "to_state"),
+        Index("ix_node_health_transitions_node_at", "node", "at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    # No foreign key: the history outlives a node deleted from the inventory.
+    node: Mapped[str]
+    from_state: Mapped[str | None]  # NULL: the node entered the inventory in ``to_state``
+    to_state: Mapped[str]
+    why: Mapped[str]
+    actor: Mapped[str]
+    at: Mapped[datetime]
+
+
 class WorkloadRow(Base):
     """A workload; a finished one stays as history, so (namespace, name) is unique only among
     unfinished rows and ``uid`` tells apart a name reused after its predecessor finished."""
@@ -288,6 +312,8 @@ class WorkloadRow(Base):
     updated_at: Mapped[datetime] = mapped_column(server_default=func.now())
     # When a checkpointing victim was told to stop: its grace runs from here.
     evicted_at: Mapped[datetime | None]
+    # Why it was last evicted: a checkpointing victim's usage is closed with it later.
+    eviction_reason: Mapped[str | None]
     # The transaction that last wrote the row (set by a trigger): the loop reloads only
     # rows written since it last looked.
     change_xid: Mapped[int] = mapped_column(server_default=text("0"))
@@ -351,6 +377,8 @@ class UsageIntervalRow(Base):
             "amount",
             postgresql_where=text("ended_at IS NULL"),
         ),
+        _one_of("end_reason", _values(IntervalEnd), "end_reason"),
+        Index("ix_usage_intervals_ended_at", "ended_at"),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
@@ -361,6 +389,9 @@ class UsageIntervalRow(Base):
     amount: Mapped[int]  # milli-units
     started_at: Mapped[datetime]
     ended_at: Mapped[datetime | None]  # NULL: still held
+    end_reason: Mapped[str | None]  # an IntervalEnd; NULL while held
+    # Set when an eviction ended it: the unsaved work ran from here (last checkpoint or start).
+    lost_from: Mapped[datetime | None]
 
 
 class WorkloadEventRow(Base):
@@ -368,6 +399,12 @@ class WorkloadEventRow(Base):
     __table_args__ = (
         _one_of("type", EVENT_TYPES, "type"),
         Index("ix_workload_events_workload_id_at", "workload_id", "at"),
+        # What node faults displaced (node history, dashboard): few rows among many.
+        Index(
+            "ix_workload_events_node_unhealthy",
+            "at",
+            postgresql_where=text("reason = 'NodeUnhealthy'"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)

@@ -6,9 +6,12 @@ import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from admission.actuation import ADMIT, EVICT, REASON, Actuation
+from admission.actuation import ADMIT, CHECKPOINT, EVICT, REASON, Actuation
+from admission.engine.types import Snapshot
 from admission.kube import events, templates
 from admission.kube.client import JOBS, Kube, Obj
+from admission.kube.reclaim import JobReclaimer
+from quota.checkpoints import CHECKPOINTED_AT
 from quota.errors import BerthError, NotFound
 
 log = logging.getLogger(__name__)
@@ -21,11 +24,20 @@ def _utcnow() -> datetime:
 
 
 class JobActuator:
-    """Admit = steer and unsuspend, evict = suspend and restore, reason = annotate + Event."""
+    """Admit = steer and unsuspend, evict = suspend and restore, reason = annotate + Event,
+    checkpoint = annotate the request and its deadline + Event (the Job keeps running)."""
 
-    def __init__(self, kube: Kube, *, clock: Clock = _utcnow) -> None:
+    def __init__(
+        self, kube: Kube, *, clock: Clock = _utcnow, reclaimer: JobReclaimer | None = None
+    ) -> None:
         self.kube = kube
         self.clock = clock
+        self.reclaimer = reclaimer
+
+    async def reconcile(self, ledger_view: Snapshot) -> None:
+        """At the start of leadership: release what vanished Jobs still hold."""
+        if self.reclaimer is not None:
+            await self.reclaimer.reconcile(ledger_view)
 
     async def actuate(self, actions: Sequence[Actuation]) -> None:
         for action in actions:
@@ -51,12 +63,15 @@ class JobActuator:
             await self._evict(job, action)
         elif action.action == REASON:
             await self._reason(job, action)
+        elif action.action == CHECKPOINT:
+            await self._checkpoint(job, action)
         else:
             log.warning("Job %s: unknown action %r", action.key, action.action)
 
     async def _admit(self, job: Obj, action: Actuation) -> None:
         flavors = templates.admitted_flavors(action.admission, action.flavors)
-        patch = templates.admit_patch(job, flavors)
+        domain = templates.admitted_domain(action.admission)
+        patch = templates.admit_patch(job, flavors, domain)
         if patch is None:
             return
         await self._patch(job, patch)
@@ -71,6 +86,20 @@ class JobActuator:
         await self._patch(job, patch)
         why = action.reason.message if action.reason else "evicted by Berth"
         await self._event(job, "Evicted", why, warning=True)
+
+    async def _checkpoint(self, job: Obj, action: Actuation) -> None:
+        if action.requested_at is None or action.deadline is None:
+            return
+        patch = templates.checkpoint_patch(job, action.requested_at, action.deadline)
+        if patch is None:
+            return
+        await self._patch(job, patch)
+        deadline = action.deadline.strftime("%Y-%m-%dT%H:%M:%SZ")
+        message = (
+            f"preempted: checkpoint by {deadline} and set annotation "
+            f"{CHECKPOINTED_AT}; the Job is suspended then, or at the deadline"
+        )
+        await self._event(job, "CheckpointRequested", message, warning=True)
 
     async def _reason(self, job: Obj, action: Actuation) -> None:
         if action.reason is None:

@@ -15,8 +15,11 @@ from sqlalchemy.orm import Session
 
 from admission.kube import events, templates
 from admission.kube.client import JOBS, Kube, Obj
+from quota.checkpoints import CHECKPOINTED_AT, checkpointed_at, parse_time
 from quota.errors import BerthError, InvalidInput
 from quota.ledger import Ledger
+from quota.ledger_checkpoints import record_checkpoint
+from quota.metering import IntervalEnd
 from quota.workload import Workload, WorkloadState
 
 log = logging.getLogger(__name__)
@@ -32,7 +35,14 @@ class Submit(Protocol):
 
 class Finish(Protocol):
     def __call__(
-        self, ledger: Ledger, namespace: str, name: str, *, now: datetime, actor: str
+        self,
+        ledger: Ledger,
+        namespace: str,
+        name: str,
+        *,
+        now: datetime,
+        actor: str,
+        end: IntervalEnd = IntervalEnd.FINISHED,
     ) -> Workload: ...
 
 
@@ -93,14 +103,18 @@ class JobWatcher:
             current = ledger.get_workload(namespace, name)
             same = current is not None and _job_uid(current) in (None, uid)
             if current is not None and same:
-                if current.state == WorkloadState.FINISHED or not templates.finished(job):
+                if current.state == WorkloadState.FINISHED:
                     return _Outcome(current, changed=False)
-                done = self.finish(ledger, namespace, name, now=now, actor=ACTOR)
+                if not templates.finished(job):
+                    return self._checkpointed(ledger, current, job, now)
+                end = _end_of(job)
+                done = self.finish(ledger, namespace, name, now=now, actor=ACTOR, end=end)
                 return _Outcome(done, changed=True)
             changed = False
             if current is not None and current.state != WorkloadState.FINISHED:
                 # The name now belongs to a new Job: the old one's workload is over.
-                self.finish(ledger, namespace, name, now=now, actor=ACTOR)
+                gone = IntervalEnd.DELETED
+                self.finish(ledger, namespace, name, now=now, actor=ACTOR, end=gone)
                 changed = True
             if templates.finished(job):
                 return _Outcome(None, changed=changed)
@@ -111,6 +125,29 @@ class JobWatcher:
         except InvalidInput as exc:
             return _Outcome(None, changed=changed, problem=exc.message)
         return _Outcome(submitted, changed=True)
+
+    def _checkpointed(
+        self, ledger: Ledger, current: Workload, job: Obj, now: datetime
+    ) -> _Outcome:
+        """Record a checkpoint the Job reports on itself (once: the ledger keeps the
+        newest), so that the loop can end a victim's grace early."""
+        stamp, location = templates.reported_checkpoint(job)
+        if stamp is None or stamp == current.annotations.get(CHECKPOINTED_AT):
+            return _Outcome(current, changed=False)
+        try:
+            at = parse_time(stamp)
+        except ValueError as exc:
+            meta = job["metadata"]
+            log.warning("Job %s/%s: %s %s", meta["namespace"], meta["name"], CHECKPOINTED_AT, exc)
+            return _Outcome(current, changed=False, problem=f"{CHECKPOINTED_AT}: {exc}")
+        known = checkpointed_at(current)
+        if known is not None and known >= at:
+            return _Outcome(current, changed=False)  # spelled differently, already known
+        workload, changed = record_checkpoint(
+            ledger.session, current.namespace, current.name, at=at,
+            location=location, now=now, actor=ACTOR,
+        )
+        return _Outcome(workload, changed=changed)
 
     def _forget(self, job: Obj, now: datetime) -> _Outcome:
         meta = job["metadata"]
@@ -123,11 +160,16 @@ class JobWatcher:
             if _job_uid(current) not in (None, meta.get("uid")):
                 return _Outcome(current, changed=False)
             try:
-                done = self.finish(ledger, namespace, name, now=now, actor=ACTOR)
+                gone = IntervalEnd.DELETED
+                done = self.finish(ledger, namespace, name, now=now, actor=ACTOR, end=gone)
             except BerthError as exc:
                 log.warning("Job %s/%s deleted; its workload: %s", namespace, name, exc.message)
                 return _Outcome(current, changed=False)
         return _Outcome(done, changed=True)
+
+
+def _end_of(job: Obj) -> IntervalEnd:
+    return IntervalEnd.FAILED if templates.finished(job) == "Failed" else IntervalEnd.FINISHED
 
 
 def _job_uid(workload: Workload) -> str | None:

@@ -14,13 +14,16 @@ from dataclasses import dataclass, field
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio import config as k8s_config
 
+from admission.health import DEFAULT_DEVICE_ERROR_EXIT_CODES, HealthThresholds
 from admission.kube.actuator import JobActuator
-from admission.kube.client import JOBS, NODES, Kube
+from admission.kube.client import JOBS, NODES, PODS, Kube
 from admission.kube.errors import KubernetesError
 from admission.kube.informer import Informer
 from admission.kube.jobs import Finish, JobWatcher, SessionScope, Submit
 from admission.kube.lease import KubeLease
 from admission.kube.mirror import BERTH_KINDS, Mirror
+from admission.kube.pods import JOB_LABEL, PodWatcher
+from admission.kube.reclaim import JobReclaimer
 from admission.kube.status import StatusWriter
 from admission.submit import finish_workload, submit_workload
 from quota.workload import QUEUE_NAME_LABEL
@@ -47,6 +50,9 @@ class KubeSettings:
     watch_timeout_seconds: int = 300
     status_seconds: float = 5.0
     nodes: bool = True  # watch Nodes into the inventory
+    pods: bool = True  # watch Jobs' pods: where they run, device-error exit codes
+    health: HealthThresholds = field(default_factory=HealthThresholds)
+    device_error_exit_codes: frozenset[int] = DEFAULT_DEVICE_ERROR_EXIT_CODES
 
 
 def enabled(kubeconfig: str | None) -> bool:
@@ -143,7 +149,7 @@ async def start_kubernetes(
         notify()
         runtime.changed()
 
-    mirror = Mirror(kube, session_scope, changed)
+    mirror = Mirror(kube, session_scope, changed, health=settings.health)
     runtime = KubeRuntime(kube, settings, mirror)
     timeout = settings.watch_timeout_seconds
     for kind, ref in BERTH_KINDS.items():
@@ -151,8 +157,17 @@ async def start_kubernetes(
         runtime.watch(kind, informer)
     if settings.nodes:
         runtime.watch("Node", Informer(kube, NODES, mirror.handle_node, timeout_seconds=timeout))
+    if settings.pods:
+        pods = PodWatcher(session_scope, changed, exit_codes=settings.device_error_exit_codes)
+        informer = Informer(kube, PODS, pods.handle, label_selector=JOB_LABEL,
+                            timeout_seconds=timeout)  # fmt: skip
+        runtime.watch("Pod", informer)
     jobs = JobWatcher(kube, session_scope, changed, submit=submit, finish=finish)
     selector = settings.queue_label
+    # When a leader starts, workloads whose Job vanished meanwhile give their quota back.
+    runtime.actuator.reclaimer = JobReclaimer(
+        kube, session_scope, finish, label_selector=selector, notify=changed
+    )
     runtime.watch(
         "Job", Informer(kube, JOBS, jobs.handle, label_selector=selector, timeout_seconds=timeout)
     )

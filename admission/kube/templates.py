@@ -10,8 +10,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
+from quota.checkpoints import (
+    CHECKPOINT_DEADLINE,
+    CHECKPOINT_LOCATION,
+    CHECKPOINT_REQUESTED,
+    CHECKPOINTED_AT,
+    USER_ANNOTATIONS,
+    format_time,
+)
 from quota.model import ResourceFlavor, Toleration
 from quota.workload import Admission
 
@@ -23,6 +32,9 @@ WAIT_MESSAGE = "berth.dev/wait-message"
 JOB_UID = "berth.dev/job-uid"
 # The scheduling fields of the pod template that admission may change.
 _STEERED = ("nodeSelector", "tolerations")
+# Steered too when the admission confines the pods to a topology domain; saved (even when
+# absent, as null) only then, so that Jobs admitted without one keep their own affinity.
+_AFFINITY = "affinity"
 
 
 def annotations_of(obj: Mapping[str, Any]) -> dict[str, str]:
@@ -66,11 +78,42 @@ def original_template(job: Mapping[str, Any]) -> Obj:
     return {key: pod[key] for key in _STEERED if pod.get(key)}
 
 
-def admit_patch(job: Mapping[str, Any], flavors: Iterable[ResourceFlavor]) -> Obj | None:
-    """Steer the template to ``flavors`` and unsuspend; ``None`` if already done."""
+def admitted_domain(admission: Admission | None) -> tuple[str, str] | None:
+    """``(level label, value)`` of the topology domain the admission placed the pods in."""
+    for placement in (admission.placement or ()) if admission is not None else ():
+        if placement.level is not None and placement.domain is not None:
+            return placement.level, placement.domain
+    return None
+
+
+def domain_affinity(affinity: Mapping[str, Any] | None, level: str, domain: str) -> Obj:
+    """``affinity`` with every required node-selector term also requiring ``level=domain``
+    (terms are alternatives: each must keep the pods inside the domain)."""
+    out: Obj = json.loads(json.dumps(dict(affinity or {})))
+    node = out.setdefault("nodeAffinity", {})
+    required = node.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
+    terms = required.get("nodeSelectorTerms") or [{}]
+    wanted = {"key": level, "operator": "In", "values": [domain]}
+    for term in terms:
+        expressions = term.setdefault("matchExpressions", [])
+        if wanted not in expressions:
+            expressions.append(wanted)
+    required["nodeSelectorTerms"] = terms
+    return out
+
+
+def admit_patch(
+    job: Mapping[str, Any],
+    flavors: Iterable[ResourceFlavor],
+    domain: tuple[str, str] | None = None,
+) -> Obj | None:
+    """Steer the template to ``flavors`` (and the topology ``domain``, if any) and
+    unsuspend; ``None`` if already done."""
     if not is_suspended(job) and ORIGINAL_TEMPLATE in annotations_of(job):
         return None
     original = original_template(job)
+    if domain is not None and _AFFINITY not in original:
+        original[_AFFINITY] = _pod_spec(job).get(_AFFINITY)
     selector = dict(original.get("nodeSelector") or {})
     tolerations = list(original.get("tolerations") or [])
     for flavor in flavors:
@@ -79,13 +122,19 @@ def admit_patch(job: Mapping[str, Any], flavors: Iterable[ResourceFlavor]) -> Ob
             wanted = toleration_json(toleration)
             if wanted not in tolerations:
                 tolerations.append(wanted)
-    steered = {"nodeSelector": selector, "tolerations": tolerations}
+    steered: dict[str, Any] = {"nodeSelector": selector, "tolerations": tolerations}
+    if domain is not None:
+        steered[_AFFINITY] = domain_affinity(original.get(_AFFINITY), *domain)
     return {
         "metadata": {
             "annotations": {
                 ORIGINAL_TEMPLATE: json.dumps(original, sort_keys=True),
                 WAIT_REASON: None,
                 WAIT_MESSAGE: None,
+                # The request was for the previous run; the job's own checkpoint
+                # annotations (time, location) stay so that it resumes from them.
+                CHECKPOINT_REQUESTED: None,
+                CHECKPOINT_DEADLINE: None,
             }
         },
         "spec": {"suspend": False, "template": {"spec": _set_fields(job, steered)}},
@@ -100,10 +149,30 @@ def evict_patch(job: Mapping[str, Any]) -> Obj | None:
     patch: Obj = {"spec": {"suspend": True}}
     if saved:
         original = original_template(job)
-        restored = {key: original.get(key) for key in _STEERED}
+        restored = {key: original.get(key) for key in _steered(original)}
         patch["spec"]["template"] = {"spec": _set_fields(job, restored)}
         patch["metadata"] = {"annotations": {ORIGINAL_TEMPLATE: None}}
     return patch
+
+
+def checkpoint_patch(
+    job: Mapping[str, Any], requested_at: datetime, deadline: datetime
+) -> Obj | None:
+    """Ask a running victim to checkpoint by ``deadline``; ``None`` if already asked."""
+    wanted = {
+        CHECKPOINT_REQUESTED: format_time(requested_at),
+        CHECKPOINT_DEADLINE: format_time(deadline),
+    }
+    current = annotations_of(job)
+    if all(current.get(key) == value for key, value in wanted.items()):
+        return None
+    return {"metadata": {"annotations": wanted}}
+
+
+def reported_checkpoint(job: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The checkpoint the job reports on itself: (``checkpointed-at``, location) as set."""
+    notes = annotations_of(job)
+    return notes.get(CHECKPOINTED_AT), notes.get(CHECKPOINT_LOCATION)
 
 
 def suspend_patch(job: Mapping[str, Any]) -> Obj | None:
@@ -139,11 +208,16 @@ def workload_document(job: Mapping[str, Any]) -> Obj:
     pod = spec.setdefault("template", {}).setdefault("spec", {})
     if ORIGINAL_TEMPLATE in annotations_of(job):
         original = original_template(job)
-        for key in _STEERED:
+        for key in _steered(original):
             pod.pop(key, None)
             if original.get(key):
                 pod[key] = original[key]
-    kept = {k: v for k, v in annotations_of(job).items() if not k.startswith("berth.dev/")}
+    # Berth's own notes on the Job are dropped; what the user sets for Berth is kept.
+    kept = {
+        k: v
+        for k, v in annotations_of(job).items()
+        if not k.startswith("berth.dev/") or k in USER_ANNOTATIONS
+    }
     if meta.get("uid"):
         kept[JOB_UID] = str(meta["uid"])
     return {
@@ -164,6 +238,22 @@ def _pod_spec(job: Mapping[str, Any]) -> dict[str, Any]:
     return pod
 
 
+def _steered(original: Mapping[str, Any]) -> tuple[str, ...]:
+    return (*_STEERED, _AFFINITY) if _AFFINITY in original else _STEERED
+
+
+def _map_patch(current: Mapping[str, Any], target: Mapping[str, Any]) -> Obj:
+    """A merge patch turning map ``current`` into ``target`` (keys it lacks nulled)."""
+    patch: Obj = {key: None for key in current if key not in target}
+    for key, value in target.items():
+        now = current.get(key)
+        if isinstance(value, dict) and isinstance(now, dict):
+            patch[key] = _map_patch(now, value)
+        else:
+            patch[key] = value
+    return patch
+
+
 def _set_fields(job: Mapping[str, Any], wanted: Mapping[str, Any]) -> Obj:
     """A merge patch turning the pod spec's steered fields into ``wanted``."""
     pod = _pod_spec(job)
@@ -175,6 +265,9 @@ def _set_fields(job: Mapping[str, Any], wanted: Mapping[str, Any]) -> Obj:
             # Merge patches merge maps: label keys admission added must be nulled explicitly.
             removed = {label: None for label in current if label not in target}
             patch[key] = {**removed, **target} if target else None
+        elif key == _AFFINITY:
+            current = pod.get(key) or {}
+            patch[key] = _map_patch(current, value) if value else None
         else:
             patch[key] = list(value) if value else None
     return patch

@@ -1,6 +1,7 @@
 """Live status: ``GET /api/v1/clusterqueues/{name}`` (manifest plus status),
 ``/api/v1/status/clusterqueues`` (every queue's status, paged), ``/api/v1/cohorts/{name}``
-(the subtree summed) and ``/api/v1/usage`` (metered resource-seconds over a window)."""
+(the subtree summed), ``/api/v1/usage`` (metered resource-seconds, waste, fault time and
+cost over a window) and ``/api/v1/borrowing`` (who owes whom)."""
 
 from __future__ import annotations
 
@@ -17,19 +18,23 @@ from api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_name_cursor, enc
 from api.responses import json_response
 from api.schemas.base import Schema
 from api.schemas.status import (
+    BorrowingReport,
     ClusterQueueOut,
     CohortOut,
+    DebtItem,
     FlavorStatus,
     QueueStatusOut,
     ResourceStatus,
     UsageItem,
     UsageReport,
 )
+from quota import ledger_read_borrowing as borrowed
 from quota import ledger_read_queue_cache as cached
 from quota import ledger_read_queues as queues
 from quota import ledger_read_usage as metering
 from quota.errors import InvalidInput, NotFound, Problem
 from quota.manifests import to_manifest
+from quota.model import ResourceFlavor
 from quota.quantity import format_quantity
 
 router = APIRouter(prefix="/api/v1", tags=["status"])
@@ -112,7 +117,10 @@ def get_usage(
     end: Annotated[datetime | None, Query(alias="to", description="default: now")] = None,
     group_by: Annotated[
         str,
-        Query(alias="groupBy", description="comma-separated: clusterQueue, flavor, namespace"),
+        Query(
+            alias="groupBy",
+            description="comma-separated: clusterQueue, cohort, flavor, namespace",
+        ),
     ] = "clusterQueue,flavor",
 ) -> UsageReport:
     """Metered resource-seconds per group and resource over [from, to)."""
@@ -122,10 +130,7 @@ def get_usage(
         raise _invalid(
             f"groupBy takes distinct names from: {', '.join(metering.GROUPS)}", "groupBy"
         )
-    end = _aware(end, "to") or datetime.now(UTC)
-    start = _aware(start, "from") or end - DEFAULT_WINDOW
-    if start >= end:
-        raise _invalid("'from' must be before 'to'", "from")
+    start, end = _window(start, end)
     lines = metering.usage(ledger.session, start, end, groups)
     return UsageReport.model_validate(
         {
@@ -139,12 +144,56 @@ def get_usage(
                     resource_seconds=line.milli_seconds / 1000,
                     resource_hours=round(line.milli_seconds / 3_600_000, 6),
                     workloads=line.workloads,
-                    cost=None,
+                    cost=None if line.cost is None else round(float(line.cost), 6),
+                    charged_resource_seconds=line.charged_milli_seconds / 1000,
+                    waste_resource_seconds=line.waste_milli_seconds / 1000,
+                    fault_resource_seconds=line.fault_milli_seconds / 1000,
+                    ended=dict(line.ended),
                 )
                 for line in lines
             ],
         }
     )
+
+
+@router.get("/borrowing")
+def get_borrowing(
+    ledger: LedgerDep,
+    _: Caller,
+    start: Annotated[datetime | None, Query(alias="from", description="default: 24h ago")] = None,
+    end: Annotated[datetime | None, Query(alias="to", description="default: now")] = None,
+) -> BorrowingReport:
+    """Who owes whom: resource-seconds each ClusterQueue borrowed from each lender in its
+    cohort over [from, to), attributed in proportion to the lenders' unused quota."""
+    start, end = _window(start, end)
+    debts = borrowed.borrowing(ledger.session, start, end)
+    prices = {
+        f.name: f.prices for f in ledger.list("ResourceFlavor") if isinstance(f, ResourceFlavor)
+    }
+    items = []
+    for debt in debts:
+        price = prices.get(debt.flavor, {}).get(debt.resource)
+        items.append(
+            DebtItem(
+                cohort=debt.cohort,
+                borrower=debt.borrower,
+                lender=debt.lender,
+                flavor=debt.flavor,
+                resource=debt.resource,
+                resource_seconds=debt.milli_seconds / 1000,
+                resource_hours=round(debt.milli_seconds / 3_600_000, 6),
+                cost=None if price is None else round(float(price.cost(debt.milli_seconds)), 6),
+            )
+        )
+    return BorrowingReport.model_validate({"from": start, "to": end, "items": items})
+
+
+def _window(start: datetime | None, end: datetime | None) -> tuple[datetime, datetime]:
+    end = _aware(end, "to") or datetime.now(UTC)
+    start = _aware(start, "from") or end - DEFAULT_WINDOW
+    if start >= end:
+        raise _invalid("'from' must be before 'to'", "from")
+    return start, end
 
 
 def status_out(

@@ -1,8 +1,10 @@
-"""Standalone mode: ``POST /api/v1/workloads`` (submit) and ``…/{namespace}/{name}/finish``."""
+"""Workload writes: ``POST /api/v1/workloads`` (submit, standalone mode),
+``…/{namespace}/{name}/finish`` and ``…/{namespace}/{name}/checkpointed``."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import json
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import yaml
@@ -11,12 +13,15 @@ from fastapi.responses import JSONResponse
 
 from admission.submit import finish_workload, submit_workload
 from api.deps import LedgerDep
+from quota.checkpoints import parse_time
 from quota.errors import InvalidInput, Problem
+from quota.ledger_checkpoints import record_checkpoint
 from quota.ledger_codec import admission_json
 from quota.quantity import format_resources
 from quota.workload import Workload
 
 router = APIRouter(prefix="/api/v1", tags=["workloads"])
+CLOCK_SKEW = timedelta(minutes=1)  # a reporter's clock may run a little ahead of ours
 
 
 @router.post(
@@ -47,6 +52,74 @@ def finish(namespace: str, name: str, request: Request, ledger: LedgerDep) -> di
         ledger, namespace, name, now=datetime.now(UTC), actor=_actor(request)
     )
     return workload_json(workload)
+
+
+@router.post(
+    "/workloads/{namespace}/{name}/checkpointed",
+    response_model=None,
+    openapi_extra={
+        "requestBody": {
+            "required": False,
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {
+                            "at": {"type": "string", "format": "date-time"},
+                            "location": {"type": "string"},
+                        },
+                    }
+                }
+            },
+        }
+    },
+)
+async def checkpointed(
+    namespace: str, name: str, request: Request, ledger: LedgerDep
+) -> dict[str, Any]:
+    """The workload saved a checkpoint (``at``, default now; ``location`` optional). An
+    evicting victim is then suspended and requeued at once instead of at its deadline."""
+    now = datetime.now(UTC)
+    at, location = _checkpoint_body(await request.body(), now)
+    workload, _ = record_checkpoint(
+        ledger.session, namespace, name, at=at, location=location, now=now,
+        actor=_actor(request),
+    )
+    return workload_json(workload)
+
+
+def _checkpoint_body(body: bytes, now: datetime) -> tuple[datetime, str | None]:
+    if not body.strip():
+        return now, None
+    try:
+        doc = json.loads(body)
+    except ValueError as exc:
+        raise InvalidInput([Problem(f"not valid JSON: {exc}", source="request")]) from exc
+    if not isinstance(doc, dict):
+        raise InvalidInput([Problem("must be a JSON object {at?, location?}", source="request")])
+    unknown = sorted(set(doc) - {"at", "location"})
+    if unknown:
+        raise InvalidInput(
+            [Problem("unknown field; expected at, location", source="request", field=unknown[0])]
+        )
+    at = now
+    if doc.get("at") is not None:
+        if not isinstance(doc["at"], str):
+            raise InvalidInput([Problem("must be an RFC 3339 time string", source="request",
+                                        field="at")])
+        try:
+            at = parse_time(doc["at"])
+        except ValueError as exc:
+            raise InvalidInput([Problem(str(exc), source="request", field="at")]) from exc
+        if at > now + CLOCK_SKEW:
+            raise InvalidInput([Problem(f"{doc['at']} is in the future", source="request",
+                                        field="at")])
+    location = doc.get("location")
+    if location is not None and (not isinstance(location, str) or not location.strip()
+                                 or len(location) > 1024):
+        raise InvalidInput([Problem("must be a non-empty string of at most 1024 characters",
+                                    source="request", field="location")])
+    return at, location
 
 
 def workload_json(workload: Workload) -> dict[str, Any]:

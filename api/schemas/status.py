@@ -59,7 +59,41 @@ class UsageItem(Schema):
     resource_seconds: float = Field(description="units held × seconds (GPU-seconds for GPUs)")
     resource_hours: float
     workloads: int
-    cost: float | None = Field(description="null: no flavor prices are configured")
+    cost: float | None = Field(
+        description="cost of the charged resource-seconds at the flavors' "
+        "berth.dev/price-per-hour; null: no flavor here has a price for the resource"
+    )
+    charged_resource_seconds: float = Field(
+        0.0, description="resourceSeconds minus faultResourceSeconds: what the tenant pays for"
+    )
+    waste_resource_seconds: float = Field(
+        0.0, description="work lost to preemption: held since the victim's last checkpoint"
+    )
+    fault_resource_seconds: float = Field(
+        0.0, description="work lost when a NodeUnhealthy eviction ended it (not charged)"
+    )
+    ended: dict[str, int] = Field(
+        default_factory=dict,
+        description="usage intervals that ended in the window, by why (Finished, Failed, "
+        "Deleted, Reclaimed, Preempted, NodeUnhealthy, ...)",
+    )
+
+
+class DebtItem(Schema):
+    cohort: str = Field(description="the root cohort of the tree both queues belong to")
+    borrower: str
+    lender: str = Field(description='a ClusterQueue, or "cohort:<name>" for its own quota')
+    flavor: str
+    resource: str
+    resource_seconds: float
+    resource_hours: float
+    cost: float | None = Field(description="at the flavor's price; null without one")
+
+
+class BorrowingReport(Schema):
+    from_: datetime = Field(alias="from")
+    to: datetime
+    items: list[DebtItem]
 
 
 class UsageReport(Schema):

@@ -53,6 +53,8 @@ def _count(url: str, table: str) -> int:
         pytest.param("look-secret", "POST", "/api/v1/apply", 403, id="read token cannot apply"),
         pytest.param("look-secret", "POST", "/api/v1/workloads/team-a/mine/finish", 403, id="read token cannot finish"),
         pytest.param("look-secret", "POST", "/api/v1/simulate", 403, id="read token cannot simulate"),
+        pytest.param("look-secret", "POST", "/api/v1/workloads/team-a/mine/checkpointed", 403, id="read token cannot report a checkpoint"),
+        pytest.param("look-secret", "GET", "/api/v1/borrowing", 200, id="read token reads who owes whom"),
         pytest.param("root-secret", "POST", "/api/v1/apply", 200, id="admin token applies"),
         pytest.param("root-secret", "GET", "/api/v1/resourceflavors", 200, id="admin token reads"),
         pytest.param("tenant-secret", "GET", "/api/v1/workloads/team-a/mine", 200, id="tenant reads its namespace"),

@@ -51,7 +51,7 @@ GPU = "nvidia.com/gpu"
 POOL = """
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: ResourceFlavor
-metadata: {name: h100}
+metadata: {name: h100, annotations: {berth.dev/price-per-hour: "nvidia.com/gpu=2.50"}}
 spec: {nodeLabels: {gpu: h100}}
 ---
 apiVersion: kueue.x-k8s.io/v1beta1
@@ -104,13 +104,16 @@ status:
 
 
 def _job(namespace: str, name: str, gpus: int) -> dict[str, Any]:
+    """A Job of ``gpus`` GPUs in pods of at most 4 (each pod must fit on one 8-GPU node)."""
+    pods = max(1, gpus // 4) if gpus % 4 == 0 else 1
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {"name": name, "namespace": namespace,
                      "labels": {"kueue.x-k8s.io/queue-name": "main"}},
-        "spec": {"template": {"spec": {"containers": [
-            {"name": "main", "image": "trainer", "resources": {"limits": {GPU: str(gpus)}}}
+        "spec": {"parallelism": pods, "template": {"spec": {"containers": [
+            {"name": "main", "image": "trainer",
+             "resources": {"limits": {GPU: str(gpus // pods)}}}
         ]}}},
     }
 
@@ -219,6 +222,10 @@ def test_dashboard_shows_the_seeded_ledger_and_drills_into_a_workload(
     page.wait_for_selector('#nodes-body tr[data-node="gpu-3"]')
     assert "Degraded" in page.locator('#nodes-body tr[data-node="gpu-3"]').inner_text()
     assert "2 unhealthy" in page.locator('#nodes-body tr[data-node="gpu-3"]').inner_text()
+    # Since when (from /api/v1/node-health: applied moments ago), and no work displaced yet.
+    since = page.locator('#nodes-body tr[data-node="gpu-3"] td.since').inner_text()
+    assert re.fullmatch(r"\d+[sm] ago", since), since
+    assert page.locator('#nodes-body tr[data-node="gpu-3"] td.displaced').inner_text() == "—"
 
     waits_a = page.locator('#waits-body tr[data-queue="team-a"]')
     page.wait_for_selector('#waits-body tr[data-queue="team-a"]')
@@ -246,7 +253,12 @@ def test_dashboard_shows_the_seeded_ledger_and_drills_into_a_workload(
     assert "WaitingForQuota" in page.locator("#workload-body .wl-timeline").inner_text()
 
     assert "3 admissions" in page.locator("#trends-body").inner_text()
-    assert "team-a" in page.locator("#usage-body").inner_text()
+    usage = page.locator("#usage-body")
+    assert "team-a" in usage.inner_text()
+    summary = usage.locator(".usage-summary").inner_text()
+    assert "cost " in summary and "preemption waste" in summary and "hardware faults" in summary
+    costs = usage.locator("td.cost").all_inner_texts()
+    assert costs and all(c != "—" for c in costs)  # h100 has a price: every row is costed
 
     ARTIFACTS.mkdir(exist_ok=True)
     page.wait_for_timeout(300)  # let the smooth scroll settle before the picture

@@ -13,6 +13,7 @@ from admission.kube.errors import Forbidden, Gone, KubernetesUnavailable, from_s
 from admission.kube.webhook import review_job
 from quota.errors import Conflict, InvalidInput, NotFound
 from quota.model import ResourceFlavor, Toleration
+from quota.workload import Admission, PodSetPlacement
 
 H100 = ResourceFlavor(
     "h100", node_labels={"gpu": "h100"}, tolerations=(Toleration("gpu", "Exists"),)
@@ -66,6 +67,60 @@ def test_admit_then_evict_gives_the_template_back(pod: dict[str, Any]) -> None:
     assert evicted["spec"]["template"] == original["spec"]["template"]
     assert templates.ORIGINAL_TEMPLATE not in templates.annotations_of(evicted)
     assert templates.evict_patch(evicted) is None  # idempotent
+
+
+RACK = ("topology.rack", "r2")
+IN_RACK = {"key": "topology.rack", "operator": "In", "values": ["r2"]}
+ZONE_TERM = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]}
+SPREAD = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": []}}
+
+
+@pytest.mark.parametrize(
+    ("pod", "terms"),
+    [
+        pytest.param({}, [{"matchExpressions": [IN_RACK]}], id="template without affinity"),
+        pytest.param(
+            {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [ZONE_TERM, {"matchExpressions": []}]}}}},
+            [{"matchExpressions": [*ZONE_TERM["matchExpressions"], IN_RACK]},
+             {"matchExpressions": [IN_RACK]}],
+            id="every alternative term is confined to the domain",
+        ),
+        pytest.param({"affinity": SPREAD}, [{"matchExpressions": [IN_RACK]}],
+                     id="template with other affinity kept beside it"),
+    ],
+)
+def test_admission_into_a_domain_adds_node_affinity_and_eviction_removes_it(
+    pod: dict[str, Any], terms: list[dict[str, Any]]
+) -> None:
+    original = job(**pod)
+    admitted = apply(original, templates.admit_patch(original, [H100], RACK))
+    affinity = admitted["spec"]["template"]["spec"]["affinity"]
+    required = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert required["nodeSelectorTerms"] == terms
+    if "podAntiAffinity" in pod.get("affinity", {}):
+        assert affinity["podAntiAffinity"] == SPREAD["podAntiAffinity"]
+    assert templates.admit_patch(admitted, [H100], RACK) is None  # idempotent
+    evicted = apply(admitted, templates.evict_patch(admitted))
+    assert evicted["spec"]["template"] == original["spec"]["template"]
+    doc = templates.workload_document({**admitted, "apiVersion": "batch/v1", "kind": "Job"})
+    assert doc["spec"]["template"]["spec"] == original["spec"]["template"]["spec"]
+
+
+def test_admission_without_a_domain_leaves_the_affinity_alone() -> None:
+    original = job(affinity=SPREAD)
+    admitted = apply(original, templates.admit_patch(original, [H100]))
+    assert admitted["spec"]["template"]["spec"]["affinity"] == SPREAD
+    evicted = apply(admitted, templates.evict_patch(admitted))
+    assert evicted["spec"]["template"] == original["spec"]["template"]
+
+
+def test_the_domain_comes_from_the_admissions_placement() -> None:
+    placement = (PodSetPlacement("main", {"b1": 2}, "topology.rack", "r2"),)
+    admission = Admission("team", (), placement)
+    assert templates.admitted_domain(admission) == RACK
+    assert templates.admitted_domain(Admission("team", (), (PodSetPlacement("main", {}),))) is None
+    assert templates.admitted_domain(None) is None
 
 
 def test_reason_patch_only_when_the_reason_changes() -> None:

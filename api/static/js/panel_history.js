@@ -66,16 +66,43 @@ export async function refreshUsage(hours) {
     return;
   }
   const max = Math.max(...shown.map((i) => i.resourceHours));
-  fill("usage-body", h("table", { class: "grid" },
-    h("thead", {}, h("tr", {}, ["ClusterQueue", "flavor", "resource-hours", "", "workloads", "cost"].map((t) => h("th", {}, t)))),
-    h("tbody", {}, shown.map((i) => h("tr", {},
-      h("td", {}, i.group.clusterQueue || "—"),
-      h("td", {}, i.group.flavor || "—"),
-      h("td", { class: "num" }, `${small(hoursIn(i))} ${unitOf(i.resource)}·h`),
-      h("td", { class: "barcell" }, h("div", { class: "bar" },
-        h("span", { class: "seg used", style: { width: `${(100 * i.resourceHours) / (max || 1)}%` } }))),
-      h("td", { class: "num" }, String(i.workloads)),
-      h("td", { class: "num" }, i.cost === null ? "—" : formatNumber(i.cost)))))));
+  // Of what was held: useful work, work lost to preemption (since the last checkpoint),
+  // and work lost to hardware faults (not charged to the tenant).
+  const share = (seconds) => `${(100 * seconds) / 3600 / (max || 1)}%`;
+  const useful = (i) => Math.max(0, i.resourceSeconds - i.wasteResourceSeconds - i.faultResourceSeconds);
+  const costs = shown.filter((i) => i.cost !== null);
+  const total = costs.reduce((sum, i) => sum + i.cost, 0);
+  const waste = shown.reduce((sum, i) => sum + i.wasteResourceSeconds / 3600, 0);
+  const fault = shown.reduce((sum, i) => sum + i.faultResourceSeconds / 3600, 0);
+  const unit = unitOf(shown[0].resource);
+  fill("usage-body",
+    h("p", { class: "usage-summary" },
+      h("span", { class: "usage-cost" }, costs.length ? `cost ${formatNumber(total)}` : "no prices set"),
+      " · ",
+      h("span", { class: "usage-waste" }, `preemption waste ${small(waste)} ${unit}·h`),
+      " · ",
+      h("span", { class: "usage-fault" }, `hardware faults ${small(fault)} ${unit}·h (not charged)`)),
+    h("table", { class: "grid" },
+      h("thead", {}, h("tr", {}, ["ClusterQueue", "flavor", "resource-hours", "", "workloads",
+        "waste", "faults", "cost"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, shown.map((i) => h("tr", { "data-queue": i.group.clusterQueue || "" },
+        h("td", {}, i.group.clusterQueue || "—"),
+        h("td", {}, i.group.flavor || "—"),
+        h("td", { class: "num" }, `${small(hoursIn(i))} ${unitOf(i.resource)}·h`),
+        h("td", { class: "barcell" }, h("div", { class: "bar" },
+          h("span", { class: "seg used", style: { width: share(useful(i)) } }),
+          h("span", { class: "seg waste", title: "lost to preemption",
+            style: { width: share(i.wasteResourceSeconds) } }),
+          h("span", { class: "seg fault", title: "lost to hardware faults (not charged)",
+            style: { width: share(i.faultResourceSeconds) } }))),
+        h("td", { class: "num" }, String(i.workloads)),
+        h("td", { class: "num waste" }, small(secondsIn(i, i.wasteResourceSeconds))),
+        h("td", { class: "num fault" }, small(secondsIn(i, i.faultResourceSeconds))),
+        h("td", { class: "num cost" }, i.cost === null ? "—" : formatNumber(i.cost)))))));
+}
+
+function secondsIn(item, seconds) {
+  return hoursIn({ ...item, resourceHours: seconds / 3600 });
 }
 
 function small(n) {

@@ -1,9 +1,9 @@
 // Pool overview (how much of each class exists, is healthy, in use, idle) and Nodes and
-// health (which nodes are degraded or cordoned).
+// health (which nodes are degraded or cordoned, since when, and what work it displaced).
 
 import { get } from "./api.js";
 import { h, fill, empty } from "./dom.js";
-import { amountOf, formatAmount, formatNumber, isGpu, unitOf } from "./format.js";
+import { amountOf, formatAmount, formatDuration, formatNumber, formatTime, isGpu, unitOf } from "./format.js";
 
 export async function refreshPool() {
   const pool = await get("/api/v1/pool");
@@ -51,19 +51,39 @@ function poolRow(flavor, r) {
 const HEALTH_ANNOTATION = "berth.dev/health";
 
 export async function refreshNodes() {
-  const nodes = (await get("/api/v1/nodes")).items || [];
+  const [listed, states] = await Promise.all([get("/api/v1/nodes"), get("/api/v1/node-health")]);
+  const nodes = listed.items || [];
   if (!nodes.length) {
     fill("nodes-body", empty("No Nodes in the ledger (standalone pools may have none)."));
     return;
   }
+  health = new Map((states.items || []).map((s) => [s.node, s]));
   nodes.sort((a, b) => rank(b) - rank(a) || a.metadata.name.localeCompare(b.metadata.name));
   fill("nodes-body", h("table", { class: "grid" },
-    h("thead", {}, h("tr", {}, ["node", "health", "accelerators (allocatable / capacity)", "notes"].map((t) => h("th", {}, t)))),
+    h("thead", {}, h("tr", {}, ["node", "health", "since", "accelerators (allocatable / capacity)", "evictions caused", "notes"].map((t) => h("th", {}, t)))),
     h("tbody", {}, nodes.map(nodeRow))));
 }
 
+// Node name -> {health, healthSince, displaced} from /api/v1/node-health.
+let health = new Map();
+
 function healthOf(node) {
-  return ((node.metadata.annotations || {})[HEALTH_ANNOTATION]) || "Healthy";
+  const state = health.get(node.metadata.name);
+  return (state && state.health) || ((node.metadata.annotations || {})[HEALTH_ANNOTATION]) || "Healthy";
+}
+
+function sinceCell(node) {
+  const state = health.get(node.metadata.name);
+  if (!state || !state.healthSince) return h("td", {}, "—");
+  const seconds = (Date.now() - new Date(state.healthSince).getTime()) / 1000;
+  return h("td", { class: "since", title: formatTime(state.healthSince) }, `${formatDuration(seconds)} ago`);
+}
+
+function displacedCell(node) {
+  const state = health.get(node.metadata.name);
+  const count = state ? state.displaced : 0;
+  return h("td", { class: `displaced${count ? " warn" : ""}`, title: `GET /api/v1/nodes/${node.metadata.name}/history lists them` },
+    count ? `${count} workload${count === 1 ? "" : "s"}` : "—");
 }
 
 function rank(node) {
@@ -75,7 +95,7 @@ function nodeRow(node) {
   const status = node.status || {};
   const capacity = status.capacity || {};
   const allocatable = status.allocatable || capacity;
-  const health = healthOf(node);
+  const state = healthOf(node);
   const devices = Object.keys(capacity).filter(isGpu).map((resource) => {
     const cap = amountOf(resource, capacity[resource]);
     const alloc = amountOf(resource, allocatable[resource]);
@@ -93,7 +113,9 @@ function nodeRow(node) {
   }
   return h("tr", { "data-node": node.metadata.name },
     h("td", {}, node.metadata.name),
-    h("td", {}, h("span", { class: `health ${health === "Healthy" ? "ok" : "bad"}` }, health)),
+    h("td", {}, h("span", { class: `health ${state === "Healthy" ? "ok" : "bad"}` }, state)),
+    sinceCell(node),
     h("td", {}, devices.length ? devices : "—"),
+    displacedCell(node),
     h("td", {}, notes.join("; ") || "—"));
 }

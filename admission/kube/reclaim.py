@@ -1,0 +1,96 @@
+"""Reclaim what the ledger holds for Jobs that no longer exist.
+
+The Job watch reports deletions while Berth runs; a Job deleted while no Berth was running
+(or whose deletion was missed) would keep its quota for ever. When a leader starts, the
+Jobs are listed once and every workload of a Job that is not in the list is finished as
+``Reclaimed``: its quota is released and its usage closed with that reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+
+from admission.engine.types import Snapshot
+from admission.kube import templates
+from admission.kube.client import JOBS, Kube, Obj
+from admission.kube.jobs import ACTOR, Finish, SessionScope
+from quota.errors import BerthError
+from quota.ledger import Ledger
+from quota.metering import IntervalEnd
+from quota.workload import Workload, WorkloadState
+
+log = logging.getLogger(__name__)
+
+
+def orphaned(
+    workloads: Iterable[Workload], live: Mapping[str, str | None], listed_at: datetime
+) -> list[str]:
+    """Keys of the unfinished workloads whose Job is gone (PURE): they came from a Job (they
+    carry its uid), were recorded before the list was taken (a newer one may belong to a
+    Job created after it), and no listed Job has their key with their uid."""
+    out = []
+    for workload in workloads:
+        uid = workload.annotations.get(templates.JOB_UID)
+        if workload.kind != "Job" or uid is None or workload.state is WorkloadState.FINISHED:
+            continue
+        if workload.created_at >= listed_at:
+            continue
+        if workload.key not in live or live[workload.key] not in (None, uid):
+            out.append(workload.key)
+    return sorted(out)
+
+
+def live_jobs(listing: Obj) -> dict[str, str | None]:
+    """``namespace/name`` → uid of every Job in a list response."""
+    out: dict[str, str | None] = {}
+    for item in listing.get("items") or []:
+        meta = item.get("metadata") or {}
+        out[f"{meta.get('namespace') or 'default'}/{meta.get('name')}"] = meta.get("uid")
+    return out
+
+
+class JobReclaimer:
+    """Finishes, as Reclaimed, the workloads of Jobs missing from a fresh list."""
+
+    def __init__(
+        self,
+        kube: Kube,
+        sessions: SessionScope,
+        finish: Finish,
+        *,
+        label_selector: str | None,
+        notify: Callable[[], None] = lambda: None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.kube = kube
+        self.sessions = sessions
+        self.finish = finish
+        self.label_selector = label_selector
+        self.notify = notify
+        self.clock = clock
+
+    async def reconcile(self, ledger_view: Snapshot) -> list[str]:
+        """One pass; the keys reclaimed."""
+        listed_at = self.clock()
+        try:
+            listing = await self.kube.list(JOBS, label_selector=self.label_selector)
+        except BerthError as exc:
+            log.warning("reclaim: Jobs not listed, nothing reclaimed: %s", exc.message)
+            return []
+        keys = orphaned(ledger_view.workloads.values(), live_jobs(listing), listed_at)
+        if keys:
+            await asyncio.to_thread(self._finish, keys, self.clock())
+            log.warning("reclaim: quota of %d workloads without a Job released: %s",
+                        len(keys), ", ".join(keys))
+            self.notify()
+        return keys
+
+    def _finish(self, keys: list[str], now: datetime) -> None:
+        for key in keys:
+            namespace, _, name = key.partition("/")
+            with self.sessions() as session:
+                self.finish(Ledger(session), namespace, name, now=now, actor=ACTOR,
+                            end=IntervalEnd.RECLAIMED)
