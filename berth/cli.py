@@ -8,6 +8,8 @@ import sys
 import warnings
 from collections.abc import Sequence
 
+from berth import node_cli
+from berth.bench.arguments import add_arguments as bench_arguments
 from quota.errors import BerthError
 
 EXIT_INVALID = 2
@@ -120,9 +122,15 @@ def build_parser() -> argparse.ArgumentParser:
     top = commands.add_parser("top", help="ClusterQueue quota usage bars")
     top.add_argument("--server", help="Berth API URL (default $BERTH_SERVER)")
 
+    node_cli.add_parser(commands)
+
     simulate = commands.add_parser("simulate", help="run a what-if scenario offline")
     simulate.add_argument("file", help="scenario YAML (- for standard input)")
     simulate.add_argument("--format", choices=["json", "table"], default="json")
+
+    bench_arguments(commands.add_parser(
+        "bench", help="Kueue's performance shapes through the durable loop, against the ideal"
+    ))  # fmt: skip
     return parser
 
 
@@ -172,10 +180,16 @@ def _dispatch(args: argparse.Namespace) -> int:
         from berth import objects_cli
 
         return objects_cli.run(args)
+    if args.command == "node":
+        return node_cli.run(args)
     if args.command == "simulate":
         from berth import simulate_cli
 
         return simulate_cli.run(args.file, args.format)
+    if args.command == "bench":
+        from berth.bench import command
+
+        return command.run(args)
     raise AssertionError(f"unhandled command {args.command}")  # argparse prevents this
 
 

@@ -1,0 +1,53 @@
+"""``berth bench``'s arguments, kept apart so building the CLI parser imports nothing heavy."""
+
+from __future__ import annotations
+
+import argparse
+
+DATABASE = "berth_bench"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    shapes = parser.add_subparsers(dest="shape", required=True, metavar="SHAPE")
+    for name, about in (
+        ("kueue-baseline", "Kueue's baseline: 5 cohorts x 6 ClusterQueues, 15,000 workloads"),
+        ("kueue-large", "Kueue's large scale: 10 cohorts x 100 ClusterQueues, 50,000 workloads"),
+        ("drain", "a backlog of 20,000 workloads in 200 ClusterQueues, quota opened at once"),
+    ):
+        shape = shapes.add_parser(name, help=about, description=about)
+        shape.add_argument(
+            "--scale",
+            type=float,
+            default=1.0,
+            metavar="F",
+            help="shrink the counts to F of the shape's (0 < F <= 1)",
+        )
+        shape.add_argument("--seed", type=int, default=1)
+        shape.add_argument(
+            "--database-url",
+            help="a PostgreSQL server whose role may create "
+            f"databases (the bench makes, then drops, databases {DATABASE}_* on it); "
+            "default: an embedded server in a temporary folder",
+        )
+        shape.add_argument("--json", action="store_true", help="print the figures as JSON")
+    add_engine_arguments(
+        shapes.add_parser(
+            "engine",
+            help="the pure engine alone: one cycle at scale (no database)",
+            description="One admission cycle over 1,000 ClusterQueues in 10 cohorts with 50,000 "
+            "pending workloads, and a steady-state cycle with holders and preemption; prints "
+            "wall and CPU time against the 200 ms target.",
+        )
+    )
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--queues", type=int, default=1000)
+    parser.add_argument("--cohorts", type=int, default=10)
+    parser.add_argument("--workloads", type=int, default=50_000)
+    parser.add_argument("--mix", choices=("random", "classes", "both"), default="both")
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument(
+        "--steady", action="store_true", help="with --profile: profile the steady-state cycle"
+    )
+    parser.add_argument("--sort", default="cumulative", help="pstats sort key")

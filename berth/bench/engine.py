@@ -1,0 +1,270 @@
+"""``berth bench engine``: one admission cycle, 1,000 ClusterQueues, 50,000 pending workloads.
+
+Run: ``berth bench engine [--queues N] [--workloads N] [--mix random|classes|both]
+[--profile [--steady] [--sort tottime]]``.
+Prints the snapshot shape, the best-of-3 cycle time (wall clock, and CPU time of this
+process, which a busy machine disturbs less), decisions per second, the admitted and
+pending counts, and the issue's target (200 ms) with PASS/MISS. Two consumers are timed:
+"cycle" alone, and "cycle + reading every pending reason" (what the durable loop does when
+it compares verdicts), since reasons may be built when first read; then one steady-state
+cycle, where about half the quota is held by admitted workloads of mixed priorities and
+urgent newcomers arrive, so victim searches run. Two workload mixes:
+the primary one, random shapes (the issue's figure), and "Kueue-perf classes", where each
+queue's workloads come from three request classes (small/medium/large) as in Kueue's
+scheduler performance suite. Figures only: it never fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+from admission.engine.cycle import run_cycle
+from admission.engine.types import CycleResult, Snapshot
+from berth.bench.arguments import add_engine_arguments
+from quota.model import (
+    ClusterQueue,
+    FlavorQuotas,
+    LabelSelector,
+    LocalQueue,
+    Preemption,
+    ReclaimWithinCohort,
+    ResourceFlavor,
+    ResourceGroup,
+    ResourceQuota,
+    WithinClusterQueue,
+)
+from quota.workload import PodSet, Workload, WorkloadState
+
+TARGET_MS = 200  # the issue's goal for the default shape, on one core
+GPU = "nvidia.com/gpu"
+T0 = datetime(2025, 1, 1, tzinfo=UTC)
+FLAVORS = ("h100", "a100")
+
+
+# Kueue-perf classes: (name, share of workloads, GPUs per pod, CPU per pod, priority).
+CLASSES = (("small", 70, 1, 4, 50), ("medium", 20, 5, 16, 100), ("large", 10, 20, 64, 200))
+
+
+def build(
+    queues: int, cohorts: int, workloads: int, seed: int = 7, mix: str = "random"
+) -> Snapshot:
+    """A bench snapshot; ``mix`` is "random" (random shapes) or "classes" (Kueue-perf)."""
+    rnd = random.Random(seed)
+    flavors = {name: ResourceFlavor(name, {"gpu.product": name}) for name in FLAVORS}
+    cluster_queues: dict[str, ClusterQueue] = {}
+    local_queues: dict[str, LocalQueue] = {}
+    for i in range(queues):
+        name = f"cq-{i:04d}"
+        group = ResourceGroup(
+            ("cpu", GPU),
+            tuple(
+                FlavorQuotas(
+                    flavor,
+                    (
+                        ResourceQuota("cpu", rnd.choice((64, 128, 256)) * 1000),
+                        ResourceQuota(
+                            GPU,
+                            rnd.choice((8, 16, 32)) * 1000,
+                            borrowing_limit=rnd.choice((None, 8000, 16000)),
+                        ),
+                    ),
+                )
+                for flavor in FLAVORS
+            ),
+        )
+        preemption = Preemption(
+            rnd.choice(list(WithinClusterQueue)), rnd.choice(list(ReclaimWithinCohort))
+        )
+        cluster_queues[name] = ClusterQueue(
+            name,
+            (group,),
+            cohort=f"cohort-{i % cohorts}",
+            namespace_selector=LabelSelector(),
+            preemption=preemption,
+        )
+        local_queues[f"ns-{i:04d}/lq"] = LocalQueue(f"ns-{i:04d}", "lq", name)
+    pending: dict[str, Workload] = {}
+    if mix == "classes":
+        pending = _classes(rnd, queues, workloads)
+    for j in range(workloads if mix == "random" else 0):
+        queue = rnd.randrange(queues)
+        selector = {"gpu.product": rnd.choice(FLAVORS)} if rnd.random() < 0.3 else {}
+        count = rnd.choice((1, 1, 2, 4))
+        pod_set = PodSet(
+            "main",
+            count,
+            {"cpu": rnd.choice((4, 8, 16)) * 1000, GPU: rnd.choice((1, 2, 4, 8)) * 1000},
+            min_count=1 if rnd.random() < 0.1 and count > 1 else None,
+            node_selector=selector,
+        )
+        workload = Workload(
+            f"ns-{queue:04d}",
+            f"job-{j:05d}",
+            "lq",
+            (pod_set,),
+            created_at=T0 + timedelta(seconds=rnd.randrange(86400)),
+            priority=rnd.choice((0, 0, 0, 100, 1000)),
+        )
+        pending[workload.key] = workload
+    return Snapshot(
+        flavors=flavors, cluster_queues=cluster_queues, local_queues=local_queues, workloads=pending
+    )
+
+
+def _classes(rnd: random.Random, queues: int, workloads: int) -> dict[str, Workload]:
+    out: dict[str, Workload] = {}
+    weights = [share for _, share, *_ in CLASSES]
+    for j in range(workloads):
+        queue = rnd.randrange(queues)
+        ((_, _, gpus, cpus, priority),) = rnd.choices(CLASSES, weights)
+        pod_set = PodSet("main", 1, {"cpu": cpus * 1000, GPU: gpus * 1000})
+        workload = Workload(
+            f"ns-{queue:04d}",
+            f"job-{j:05d}",
+            "lq",
+            (pod_set,),
+            created_at=T0 + timedelta(milliseconds=100 * j),
+            priority=priority,
+        )
+        out[workload.key] = workload
+    return out
+
+
+def steady(snapshot: Snapshot, first: CycleResult, seed: int = 11) -> Snapshot:
+    """The next cycle's snapshot in a steady state: about half of what ``first`` admitted
+    still runs (mixed priorities, admitted over the last hour, some checkpointing), the
+    rest has finished, and urgent newcomers (2% more, higher priorities) arrive; so
+    reclamation and priority preemption searches run against real holders."""
+    rnd = random.Random(seed)
+    workloads = dict(snapshot.workloads)
+    for decision in first.admitted:
+        if rnd.random() < 0.5:
+            del workloads[decision.key]  # finished: its quota is free again
+            continue
+        workloads[decision.key] = replace(
+            workloads[decision.key],
+            state=WorkloadState.ADMITTED,
+            admission=decision.admission,
+            admitted_at=first.now - timedelta(minutes=rnd.randint(0, 60)),
+            priority=rnd.choice((0, 0, 100, 1000)),
+            annotations={"berth.dev/checkpoint-grace": "5m"} if rnd.random() < 0.1 else {},
+        )
+    queues = len(snapshot.cluster_queues)
+    for j in range(max(10, len(workloads) // 50)):
+        queue = rnd.randrange(queues)
+        pod_set = PodSet(
+            "main",
+            rnd.choice((1, 2)),
+            {"cpu": 8000, GPU: rnd.choice((2, 4, 8)) * 1000},
+            min_count=1 if rnd.random() < 0.2 else None,
+        )
+        workload = Workload(
+            f"ns-{queue:04d}",
+            f"urgent-{j:05d}",
+            "lq",
+            (pod_set,),
+            created_at=first.now,
+            priority=rnd.choice((100, 1000, 5000)),
+        )
+        workloads[workload.key] = workload
+    return replace(snapshot, workloads=workloads)
+
+
+def report_steady(snapshot: Snapshot, now: datetime) -> None:
+    """One steady-state cycle (one run: with preemption it is the slow one)."""
+    later = now + timedelta(minutes=1)
+    second = steady(snapshot, run_cycle(snapshot, now))
+    holders = sum(1 for w in second.workloads.values() if w.admission is not None)
+    start, start_cpu = time.perf_counter(), time.process_time()
+    result = run_cycle(second, later)
+    wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+    read_all(result)
+    read_cpu = time.process_time() - start_cpu
+    print(
+        f"  steady state ({holders} holders, {len(second.workloads) - holders} pending): "
+        f"cycle {wall * 1000:.0f} ms wall, {cpu * 1000:.0f} ms CPU; cycle + reading every "
+        f"pending reason {read_cpu * 1000:.0f} ms CPU (one run)"
+    )
+    print(
+        f"  admitted={len(result.admitted)} evicted={len(result.evicted)} "
+        f"pending={len(result.pending)}"
+    )
+
+
+def read_all(result: CycleResult) -> int:
+    """Read every pending verdict as the durable loop does: reasons, hints, position."""
+    seen = 0
+    for status in result.pending.values():
+        for reason in status.reasons:
+            seen += len(reason.message) + len(reason.details)
+        seen += len(status.hints) + (status.position or 0) + len(status.reason.message)
+    return seen
+
+
+def timed(snapshot: Snapshot, now: datetime, *, read: bool) -> tuple[float, float, CycleResult]:
+    """Best-of-3 wall and CPU seconds of one cycle (and reading its verdicts, if ``read``)."""
+    best = best_cpu = float("inf")
+    result = CycleResult(now)
+    for _ in range(3):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        result = run_cycle(snapshot, now)
+        if read:
+            read_all(result)
+        best = min(best, time.perf_counter() - start)
+        best_cpu = min(best_cpu, time.process_time() - start_cpu)
+    return best, best_cpu, result
+
+
+def report(label: str, snapshot: Snapshot, now: datetime) -> None:
+    print(f"[{label}]")
+    for read, what in ((False, "cycle"), (True, "cycle + reading every pending reason")):
+        best, best_cpu, result = timed(snapshot, now, read=read)
+        decisions = len(result.admitted) + len(result.evicted) + len(result.pending)
+        ms = best * 1000
+        verdict = "PASS" if ms < TARGET_MS else "MISS"
+        print(
+            f"  {what}: {ms:.0f} ms wall, {best_cpu * 1000:.0f} ms CPU (best of 3), "
+            f"{decisions / best:,.0f} decisions/s; target {TARGET_MS} ms -> {verdict} "
+            f"({ms / TARGET_MS:.1f}x)"
+        )
+    print(
+        f"  admitted={len(result.admitted)} evicted={len(result.evicted)} "
+        f"pending={len(result.pending)}"
+    )
+    report_steady(snapshot, now)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the figures (or a profile); never fails on a slow figure."""
+    now = T0 + timedelta(days=2)
+    mixes = ("random", "classes") if args.mix == "both" else (args.mix,)
+    if args.profile:
+        snapshot = build(args.queues, args.cohorts, args.workloads, mix=mixes[0])
+        if args.steady:
+            snapshot = steady(snapshot, run_cycle(snapshot, now))
+            now += timedelta(minutes=1)
+        profiler = cProfile.Profile()
+        profiler.runcall(lambda: read_all(run_cycle(snapshot, now)))
+        pstats.Stats(profiler).sort_stats(args.sort).print_stats(30)
+        return 0
+    print(
+        f"snapshot: {args.queues} ClusterQueues in {args.cohorts} cohorts, "
+        f"{args.workloads} workloads"
+    )
+    labels = {"random": "random shapes (primary)", "classes": "Kueue-perf classes"}
+    for mix in mixes:
+        report(labels[mix], build(args.queues, args.cohorts, args.workloads, mix=mix), now)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    add_engine_arguments(parser)
+    return run(parser.parse_args(argv))
