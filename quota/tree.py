@@ -101,7 +101,9 @@ class QuotaTree:
         # Bumped on every usage change inside a root pool: lets callers cache by state.
         self._versions: dict[int, int] = {}
         # Pool-wide answers, memoised per pool version: one scan serves all its members.
-        self._borrowers: dict[tuple[int, tuple[FlavorResource, ...], int], list[str]] = {}
+        # Per (pool, slot): the ClusterQueues using more than their nominal quota of it,
+        # kept as usage changes: victim searches ask for them thousands of times a cycle.
+        self._borrowing: dict[tuple[int, FlavorResource], set[str]] = {}
         self._ranking: dict[tuple[int, FlavorResource, int], list[tuple[int, str]]] = {}
         # Bumped per (pool, flavor, resource) on usage changes of that resource only:
         # what a queue has available of one resource survives admissions of others.
@@ -166,24 +168,16 @@ class QuotaTree:
         return sorted(set(node.limits) | set(node.usage))
 
     def borrowers(self, cq: str, frs: Iterable[FlavorResource]) -> list[str]:
-        """The other ClusterQueues of the pool using more than nominal of any of ``frs``
-        (memoised per pool version; do not modify the list)."""
-        wanted = tuple(frs)
+        """The other ClusterQueues of the pool using more than nominal of any of ``frs``,
+        sorted."""
         root = id(self._root_of[cq])
-        key = (root, wanted, self._versions.get(root, 0))
-        pool = self._borrowers.get(key)
-        if pool is None:
-            pool = []
-            for name in self.members(cq):
-                node = self._queues[name]
-                usage, limits = node.usage, node.limits
-                for fr in wanted:
-                    used = usage.get(fr, 0)
-                    if used and used > limits.get(fr, _NO_LIMITS).nominal:
-                        pool.append(name)
-                        break
-            self._borrowers[key] = pool
-        return [name for name in pool if name != cq] if cq in pool else pool
+        found: set[str] = set()
+        for fr in frs:
+            names = self._borrowing.get((root, fr))
+            if names:
+                found.update(names)
+        found.discard(cq)
+        return sorted(found)
 
     def borrowed_ranking(self, cq: str, fr: FlavorResource) -> list[tuple[int, str]]:
         """``(-borrowed, name)`` of every pool member borrowing ``fr``, most first, the
@@ -267,6 +261,8 @@ class QuotaTree:
             if amount:
                 _add(node, fr, amount)
                 slots[(root, fr)] = slots.get((root, fr), 0) + 1
+                if node.usage[fr] > node.limits.get(fr, _NO_LIMITS).nominal:
+                    self._borrowing.setdefault((root, fr), set()).add(cq)
 
     def remove(self, cq: str, usage: Mapping[FlavorResource, int]) -> None:
         node = self._queues[cq]
@@ -276,6 +272,8 @@ class QuotaTree:
             if amount:
                 _remove(node, fr, amount)
                 slots[(root, fr)] = slots.get((root, fr), 0) + 1
+                if node.usage.get(fr, 0) <= node.limits.get(fr, _NO_LIMITS).nominal:
+                    self._borrowing.get((root, fr), set()).discard(cq)
 
     def _bump(self, cq: str) -> int:
         key = id(self._root_of[cq])

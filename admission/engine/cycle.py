@@ -26,7 +26,7 @@ from admission.engine.collector import collector_paused
 from admission.engine.fairshare import dominant_share
 from admission.engine.flavors import Assigner, Mode, Plan, partial_plan
 from admission.engine.ordering import CohortKey
-from admission.engine.preemption import Search, Victim, can_preempt, find_victims
+from admission.engine.preemption import Search, Victim, Wanted, can_preempt, find_victims
 from admission.engine.queues import Entry, caps, entry
 from admission.engine.statuses import PendingStatuses, Waiting
 from admission.engine.types import (
@@ -325,7 +325,7 @@ class _Cycle:
         if (mode is Mode.PREEMPT and self._may_search(self.tree.root(cq.name))
                 and (can_preempt(cq) or self._any_evicting(cq))
                 and not self.failed.known(cq, workload, usage)):
-            victims = find_victims(self.search, cq, workload, self._plan(cq, workload, shape_))
+            victims = find_victims(self.search, cq, workload, Wanted(cq.name, usage))
             if victims:
                 return self._preempt(cq, workload, victims)
             self.failed.add(cq, workload, usage)

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 from admission.engine.candidates import cohort_holders, lost_work, reach
 from admission.engine.fairshare import dominant_share
-from admission.engine.flavors import Plan
 from admission.engine.workload import Holdings
 from quota.model import (
     BorrowWithinCohortPolicy,
@@ -24,7 +24,7 @@ from quota.model import (
     WithinClusterQueue,
 )
 from quota.reasons import PreemptionCause
-from quota.tree import QuotaTree
+from quota.tree import FlavorResource, QuotaTree
 from quota.workload import Workload, WorkloadState
 
 
@@ -38,6 +38,14 @@ class Victim:
     def evicting(self) -> bool:
         """Already evicting (checkpoint grace running): waited for, not evicted again."""
         return self.workload.state is WorkloadState.EVICTING
+
+
+class Wanted(NamedTuple):
+    """What a preemptor needs: its ClusterQueue and the quota its flavors would take (a
+    verdict's usage; no ``Plan`` is built for the many searches that find nothing)."""
+
+    cluster_queue: str
+    usage: Mapping[FlavorResource, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +91,7 @@ def can_preempt(cq: ClusterQueue) -> bool:
 
 
 def find_victims(
-    search: Search, cq: ClusterQueue, preemptor: Workload, plan: Plan
+    search: Search, cq: ClusterQueue, preemptor: Workload, plan: Wanted
 ) -> tuple[Victim, ...] | None:
     """The minimal victims that let ``plan`` fit, or None when no allowed set does."""
     tree, needed = search.tree, plan.usage
@@ -124,7 +132,7 @@ def find_victims(
     return _minimal(search, plan, _ordered(search, plan, evicting + borrowing + own), borrow=True)
 
 
-def _unreachable(search: Search, cq: ClusterQueue, preemptor: Workload, plan: Plan,
+def _unreachable(search: Search, cq: ClusterQueue, preemptor: Workload, plan: Wanted,
                  own: Sequence[Victim], within_nominal: bool) -> bool:
     """Whether even every candidate any policy below allows, all evicted together, would
     leave some needed slot short: removing usage u anywhere in the pool raises what the
@@ -157,12 +165,12 @@ def _own_candidates(search: Search, cq: ClusterQueue, preemptor: Workload) -> li
     ]
 
 
-def _lost(search: Search, plan: Plan, victim: Victim) -> float:
+def _lost(search: Search, plan: Wanted, victim: Victim) -> float:
     key = victim.workload.key
     return lost_work(victim.workload, search.holdings.usage[key], plan.usage, search.now)
 
 
-def _ordered(search: Search, plan: Plan, victims: Sequence[Victim]) -> list[Victim]:
+def _ordered(search: Search, plan: Wanted, victims: Sequence[Victim]) -> list[Victim]:
     own_queue = plan.cluster_queue
 
     def key(v: Victim) -> tuple[bool, bool, int, float, str]:
@@ -172,7 +180,7 @@ def _ordered(search: Search, plan: Plan, victims: Sequence[Victim]) -> list[Vict
     return sorted(victims, key=key)
 
 
-def _fits(search: Search, plan: Plan, *, borrow: bool) -> bool:
+def _fits(search: Search, plan: Wanted, *, borrow: bool) -> bool:
     tree, cq = search.tree, plan.cluster_queue
     for fr, amount in plan.usage.items():
         if amount > tree.available(cq, fr):
@@ -182,7 +190,7 @@ def _fits(search: Search, plan: Plan, *, borrow: bool) -> bool:
     return True
 
 
-def _borrows_needed(search: Search, victim: Victim, plan: Plan) -> bool:
+def _borrows_needed(search: Search, victim: Victim, plan: Wanted) -> bool:
     usage = search.holdings.usage[victim.workload.key]
     return any(
         search.tree.borrowed(victim.cluster_queue, fr) > 0 for fr in plan.usage if fr in usage
@@ -191,7 +199,7 @@ def _borrows_needed(search: Search, victim: Victim, plan: Plan) -> bool:
 
 def _minimal(
     search: Search,
-    plan: Plan,
+    plan: Wanted,
     candidates: Sequence[Victim],
     *,
     borrow: bool,
@@ -233,7 +241,7 @@ def _fair(
     search: Search,
     cq: ClusterQueue,
     preemptor: Workload,
-    plan: Plan,
+    plan: Wanted,
     own: list[Victim],
     others: list[tuple[Workload, str]],
 ) -> tuple[Victim, ...] | None:
