@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select, text
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from quota.checkpoints import CHECKPOINT_LOCATION, CHECKPOINTED_AT, format_time, parse_time
@@ -18,7 +18,7 @@ from quota.cycle_writes import Event
 from quota.errors import Conflict, NotFound
 from quota.ledger_decisions import add_events, dump_json
 from quota.ledger_errors import translated
-from quota.ledger_workloads import WORKLOADS, current_id, from_workload_row
+from quota.ledger_workloads import from_workload_row, lock_current_row
 from quota.workload import Workload, WorkloadState
 
 
@@ -36,15 +36,7 @@ def record_checkpoint(
     """Store a checkpoint taken at ``at``; the workload and whether anything changed (a
     report no newer than the stored one changes nothing: reports may arrive twice).
     ``NotFound`` without such a workload, ``Conflict`` when it has finished."""
-    row = (
-        session.execute(
-            select(WORKLOADS)
-            .where(WORKLOADS.c.id == current_id(namespace, name).scalar_subquery())
-            .with_for_update()
-        )
-        .mappings()
-        .one_or_none()
-    )
+    row = lock_current_row(session, namespace, name)
     if row is None:
         raise NotFound(f"Workload {namespace}/{name} not found", field="name")
     if row["state"] == str(WorkloadState.FINISHED):

@@ -6,13 +6,13 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, text
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from quota.cycle_writes import Event, Verdict
 from quota.ledger_decisions import add_events, close_reasons, close_usage, dump_json, open_reasons
 from quota.ledger_errors import translated
-from quota.ledger_workloads import WORKLOADS, current_id, from_workload_row
+from quota.ledger_workloads import from_workload_row, lock_current_row
 from quota.metering import IntervalEnd
 from quota.workload import Workload, WorkloadState
 
@@ -55,15 +55,7 @@ def finish(
     """Mark the workload a name means finished: quota released (usage closed as ``end``:
     Finished, Failed or Deleted), timeline closed, event and audit written. ``None`` when
     there is none; a finished one is returned unchanged."""
-    row = (
-        session.execute(
-            select(WORKLOADS)
-            .where(WORKLOADS.c.id == current_id(namespace, name).scalar_subquery())
-            .with_for_update()
-        )
-        .mappings()
-        .one_or_none()
-    )
+    row = lock_current_row(session, namespace, name)
     if row is None:
         return None
     if row["state"] == str(WorkloadState.FINISHED):

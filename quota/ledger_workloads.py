@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, func, select
+from sqlalchemy import ColumnElement, RowMapping, Select, func, select
+from sqlalchemy.orm import Session
 
 from quota import ledger_codec as codec
 from quota.errors import InvalidInput, Problem
@@ -84,6 +85,19 @@ def current_id(namespace: str, name: str) -> Select[tuple[int]]:
         .where(WORKLOADS.c.namespace == namespace, WORKLOADS.c.name == name)
         .order_by(finished.asc(), WORKLOADS.c.id.desc())
         .limit(1)
+    )
+
+
+def lock_current_row(session: Session, namespace: str, name: str) -> RowMapping | None:
+    """The row a name means now (``current_id``), locked for update; None without one."""
+    return (
+        session.execute(
+            select(WORKLOADS)
+            .where(WORKLOADS.c.id == current_id(namespace, name).scalar_subquery())
+            .with_for_update()
+        )
+        .mappings()
+        .one_or_none()
     )
 
 
