@@ -21,7 +21,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from admission.engine import reasons
-from admission.engine.topology import HOSTNAME, best_domain, domain_of, level_for
+from admission.engine.topology import (
+    HOSTNAME,
+    best_domain,
+    domain_of,
+    level_for,
+    topology_request,
+)
 from admission.engine.types import Reason, Snapshot
 from quota.model import Node, NodeHealth, ResourceFlavor, Toleration, Topology
 from quota.workload import PodSet, PodSetPlacement, Workload
@@ -38,6 +44,7 @@ _HEALTH_TAINTS = frozenset({
 })
 _EFFECTS = ("NoSchedule", "NoExecute")
 _UNLIMITED = 1 << 62
+_CAP = _UNLIMITED >> 8  # pods per node counted at most: sums stay far from overflow
 
 # A pod set to place: the pod set, how many pods, the flavors its resources were given.
 Demand = tuple[PodSet, int, tuple[str, ...]]
@@ -111,7 +118,8 @@ class Shortage:
 class Capacity:
     """Node pools and their occupancy during one cycle."""
 
-    __slots__ = ("_candidates", "_held", "flavors", "pools", "rooms", "topologies", "version")
+    __slots__ = ("_candidates", "_changed", "_held", "_indexes", "_memo_version",
+                 "_shortages", "flavors", "pools", "rooms", "topologies", "version")
 
     def __init__(self, nodes: Mapping[str, Node], flavors: Mapping[str, ResourceFlavor],
                  topologies: Mapping[str, Topology]) -> None:
@@ -128,6 +136,15 @@ class Capacity:
         self.version = 0
         self._held: dict[str, list[tuple[str, dict[str, int]]]] = {}
         self._candidates: dict[object, tuple[str, ...]] = {}
+        # Thousands of pending workloads ask about a few pod shapes, and each answer would
+        # walk every node of a flavor: per (candidate nodes, per-pod requests), how many
+        # pods each node takes, brought up to date from the nodes changed since (a log of
+        # node names, appended on every occupy and release).
+        self._changed: list[str] = []
+        self._indexes: dict[tuple[int, tuple[tuple[str, int], ...]], _FitIndex] = {}
+        # Explanations per occupancy version.
+        self._memo_version = 0
+        self._shortages: dict[object, Shortage | None] = {}
 
     @classmethod
     def of(cls, snapshot: Snapshot) -> Capacity | None:
@@ -147,7 +164,20 @@ class Capacity:
         """Whether ``count`` pods of ``pod_set`` fit the free nodes of ``flavor`` now."""
         if flavor not in self.pools:
             return True
+        if level_for(pod_set, self.flavors, (flavor,), self.topologies) is None:
+            return self._fit(self._nodes(pod_set, (flavor,)), pod_set.requests, {}) >= count
         return self._place(pod_set, count, (flavor,), {}) is not None
+
+    def cannot_place(self, pod_set: PodSet, count: int, flavors: Iterable[str]) -> bool:
+        """Whether ``count`` pods of ``pod_set`` fit the free nodes of none of ``flavors``
+        now (a flavor without nodes always fits; topology requests are not judged here)."""
+        if pod_set.annotations and topology_request(pod_set) is not None:
+            return False
+        for flavor in flavors:
+            if flavor not in self.pools or self._fit(
+                    self._nodes(pod_set, (flavor,)), pod_set.requests, {}) >= count:
+                return False
+        return True
 
     def place(self, demands: Sequence[Demand]) -> tuple[PodSetPlacement, ...] | None:
         """Where every pod of ``demands`` goes (pod sets without nodes left out), or None
@@ -167,6 +197,18 @@ class Capacity:
 
     def shortage(self, demands: Sequence[Demand]) -> Shortage | None:
         """Why ``demands`` do not fit: the first pod set that does not, explained."""
+        self._fresh()
+        key = tuple(
+            (pod_set.name, count, limited, tuple(pod_set.requests.items()),
+             id(self._nodes(pod_set, limited)) if limited else 0, topology_request(pod_set))
+            for pod_set, count, names in demands
+            for limited in (self.limits(names),))
+        if key in self._shortages:
+            return self._shortages[key]
+        found = self._shortages[key] = self._shortage(demands)
+        return found
+
+    def _shortage(self, demands: Sequence[Demand]) -> Shortage | None:
         taken: Taken = {}
         for pod_set, count, names in demands:
             limited = self.limits(names)
@@ -194,6 +236,7 @@ class Capacity:
                 amounts = {r: a * pods for r, a in per_pod.items() if a > 0}
                 _add(room.used, amounts)
                 held.append((node, amounts))
+                self._changed.append(node)
         self.version += 1
 
     def occupy_admitted(self, by_queue: Mapping[str, Mapping[str, Workload]]) -> None:
@@ -241,6 +284,7 @@ class Capacity:
             used = self.rooms[node].used
             for resource, amount in amounts.items():
                 used[resource] = used.get(resource, 0) - amount
+            self._changed.append(node)
         self.version += 1
 
     # --- placement -----------------------------------------------------------------------
@@ -292,17 +336,40 @@ class Capacity:
 
     def _fit(self, nodes: Iterable[str], requests: Mapping[str, int], taken: Taken,
              repaired: frozenset[str] = frozenset()) -> int:
+        if not taken and not repaired and type(nodes) is tuple:
+            return self._index(nodes, requests).total
         empty: dict[str, int] = {}
         return sum(min(self.rooms[n].pods(requests, taken.get(n, empty), n in repaired),
-                       _UNLIMITED >> 8) for n in nodes)
+                       _CAP) for n in nodes)
+
+    def _index(self, nodes: tuple[str, ...], requests: Mapping[str, int]) -> _FitIndex:
+        """The up-to-date fit index of candidate ``nodes`` (a tuple kept by ``_nodes`` for
+        the cycle, so its id names it) for pods of ``requests``."""
+        key = (id(nodes), tuple(requests.items()))
+        index = self._indexes.get(key)
+        if index is None:
+            index = self._indexes[key] = _FitIndex(self.rooms, nodes, requests,
+                                                   len(self._changed))
+        elif index.seen < len(self._changed):
+            index.update(self.rooms, self._changed)
+        return index
+
+    def _fresh(self) -> None:
+        if self._memo_version != self.version:
+            self._shortages.clear()
+            self._memo_version = self.version
 
     def _spread(self, nodes: Sequence[str], requests: Mapping[str, int], count: int,
                 taken: Taken, repaired: frozenset[str] = frozenset(), *,
                 partial: bool = False) -> dict[str, int]:
         """Pods per node, fullest nodes first (best fit keeps roomy nodes whole)."""
         empty: dict[str, int] = {}
-        fits = sorted((self.rooms[n].pods(requests, taken.get(n, empty), n in repaired), n)
-                      for n in nodes)
+        if not taken and not repaired and type(nodes) is tuple:
+            fits = sorted((fit, n) for n, fit in self._index(nodes, requests).fits.items()
+                          if fit > 0)
+        else:
+            fits = sorted((self.rooms[n].pods(requests, taken.get(n, empty), n in repaired), n)
+                          for n in nodes)
         placed: dict[str, int] = {}
         left = count
         for fit, name in fits:
@@ -366,15 +433,53 @@ class Capacity:
         order = [n for _, n in sick]
         if self._place(pod_set, count, names, taken, frozenset(order)) is None:
             return None
-        for size in range(1, len(order) + 1):
+        # Repairing a longer prefix only adds room. Usually one or two nodes suffice:
+        # gallop (1, 2, 4, ...) to a prefix that fits, then bisect below it.
+        def fits(size: int) -> bool:
             chosen = frozenset(order[:size])
-            if self._place(pod_set, count, names, taken, chosen) is not None:
-                return order[:size]
-        return order  # pragma: no cover - the full set fits, checked above
+            return self._place(pod_set, count, names, taken, chosen) is not None
+
+        high = 1
+        while high < len(order) and not fits(high):
+            high *= 2
+        high = min(high, len(order))
+        low = high // 2 + 1
+        while low < high:
+            middle = (low + high) // 2
+            if fits(middle):
+                high = middle
+            else:
+                low = middle + 1
+        return order[:high]
 
     def _level_name(self, pod_set: PodSet, names: tuple[str, ...]) -> str:
         level = level_for(pod_set, self.flavors, names, self.topologies)
         return level[0] if level is not None else HOSTNAME
+
+
+class _FitIndex:
+    """How many more pods of one request each candidate node takes, and their sum."""
+
+    __slots__ = ("fits", "requests", "seen", "total")
+
+    def __init__(self, rooms: Mapping[str, _Room], nodes: tuple[str, ...],
+                 requests: Mapping[str, int], seen: int) -> None:
+        self.requests = requests
+        empty: dict[str, int] = {}
+        self.fits = {n: min(rooms[n].pods(requests, empty, False), _CAP) for n in nodes}
+        self.total = sum(self.fits.values())
+        self.seen = seen
+
+    def update(self, rooms: Mapping[str, _Room], changed: Sequence[str]) -> None:
+        empty: dict[str, int] = {}
+        fits = self.fits
+        for name in set(changed[self.seen:]):
+            old = fits.get(name)
+            if old is not None:
+                new = min(rooms[name].pods(self.requests, empty, False), _CAP)
+                fits[name] = new
+                self.total += new - old
+        self.seen = len(changed)
 
 
 def _allows(node: Node, pod_set: PodSet, tolerations: Sequence[Toleration]) -> bool:

@@ -84,6 +84,16 @@ class _Cycle:
         self.assigner = Assigner(self.tree, snapshot.flavors, self.capacity,
                                  snapshot.topologies)
         self.floors = any(f.min_priority is not None for f in snapshot.flavors.values())
+        # ClusterQueues of one resource group with nodes behind some flavor: the flavors the
+        # quick filter asks the nodes about.
+        self.rooms: dict[str, tuple[str, ...]] = {}
+        if self.capacity is not None:
+            pools = self.capacity.pools
+            for name, queue in snapshot.cluster_queues.items():
+                if len(queue.resource_groups) == 1:
+                    flavors = tuple(q.flavor for q in queue.resource_groups[0].flavors)
+                    if any(f in pools for f in flavors):
+                        self.rooms[name] = flavors
         self.holdings = Holdings()
         self.admitted: list[AdmissionDecision] = []
         self.evicted: list[EvictionDecision] = []
@@ -266,8 +276,11 @@ class _Cycle:
         """Whether the quick filter may park workloads of ``cq`` unevaluated: a
         BestEffortFIFO queue (a StrictFIFO head's mode decides what it blocks) in a pool
         where nothing can be evicted any more this cycle, so its room only shrinks."""
-        return (cq.queueing_strategy is not QueueingStrategy.STRICT_FIFO
-                and not self.open_holders.get(self.tree.root(cq.name)))
+        if cq.queueing_strategy is QueueingStrategy.STRICT_FIFO:
+            return False
+        if cq.name in self.rooms:  # nodes serve every pool: an eviction anywhere frees some
+            return not any(self.open_holders.values())
+        return not self.open_holders.get(self.tree.root(cq.name))
 
     def _park_tail(self, cq: ClusterQueue, mine: list[Entry], at: int) -> int:
         """Park the workloads from ``at`` on that cannot fit now (so not later either);
@@ -278,24 +291,39 @@ class _Cycle:
         if cached is None or cached[0] != version:
             cached = self.caps[name] = (version, caps(self.tree, name, self.view_keys[name]))
         limit = cached[1]
-        parked = self.parking.get(name)
-        if parked is None:
-            # Shared by every parked workload of the queue: read, never changed.
-            parked = self.parking[name] = Waiting(name, [], quota=True)
+        parked = self._parking(name)
         waiting = self.waiting
         get = limit.get
+        rooms = self.rooms.get(name)
         end = len(mine)
         while at < end:
             top = mine[at]
-            # It cannot fit if it needs more of some resource than ``caps`` allows.
+            # It cannot fit if it needs more of some resource than ``caps`` allows, or if
+            # its pods fit the free nodes of none of the queue's flavors.
             for resource, amount in top[4]:
                 if amount > get(resource, -1):
                     break
             else:
-                break
+                if rooms is None or not self._no_room_for(top[3], rooms):
+                    break
             waiting[top[2]] = parked
             at += 1
         return at
+
+    def _parking(self, name: str) -> Waiting:
+        """The waiting entry shared by a queue's workloads parked before their reasons are
+        written (read, never changed)."""
+        parked = self.parking.get(name)
+        if parked is None:
+            parked = self.parking[name] = Waiting(name, [], quota=True)
+        return parked
+
+    def _no_room_for(self, workload: Workload, flavors: tuple[str, ...]) -> bool:
+        """Whether even the least pods of a one-pod-set workload fit no flavor's nodes."""
+        if self.capacity is None or len(workload.pod_sets) != 1:
+            return False
+        pod_set = workload.pod_sets[0]
+        return self.capacity.cannot_place(pod_set, pod_set.min_count or pod_set.count, flavors)
 
     def _cohort_key(
         self, cq: ClusterQueue, workload: Workload, outcome: Outcome, optimistic: CohortKey
@@ -317,6 +345,13 @@ class _Cycle:
                 self._admit_as(cq.name, workload,
                                self._admission(cq, workload, outcome, shape_), usage, borrows)
                 return False
+            rooms = self.rooms.get(cq.name)
+            if rooms is not None and self._no_room_for(workload, rooms):
+                # Not even its least pods fit any flavor's nodes: no plan can place it.
+                # Its reason is written after the pass, like a quota reason.
+                self.dry.add(cq.name)
+                self.waiting[workload.key] = self._parking(cq.name)
+                return True
             if self._grant(workload, self._plan(cq, workload, shape_)):
                 return False
         # Failures are cached by shape and pool state: in a full cohort most pending
@@ -335,6 +370,7 @@ class _Cycle:
                 return False
             self.no_partial.add(state)
         if mode is Mode.FIT:  # the quota fits, the nodes do not
+            self.dry.add(cq.name)
             self.waiting[workload.key] = self._no_room(cq, workload, self._plan(cq, workload,
                                                                                 shape_))
             return True
@@ -356,8 +392,7 @@ class _Cycle:
             # whole admission pass.
             found = self._verdict(cq, workload, shape_).explain(self._numbers(cq.name))
             if found.mode is Mode.FIT:
-                # Room was freed after it was evaluated; the next cycle takes it.
-                parked = ([reasons.pending_evaluation()], [])
+                parked = self._room_reasons(workload, found.usage)
             else:
                 tree = self.tree
                 reclaimable = self._reclaimable(cq, found.usage)
@@ -367,6 +402,19 @@ class _Cycle:
                                                     self._holders, self.reason_memo), hints)
             self.parked[state] = parked
         return parked
+
+    def _room_reasons(self, workload: Workload,
+                      usage: Usage) -> tuple[list[Reason], list[str]]:
+        """Why a workload its quota admits in the final state waits: its flavors' nodes are
+        short (the quick filter parked it), or room was freed after it was evaluated and
+        the next cycle takes it."""
+        if self.capacity is not None and len(workload.pod_sets) == 1:
+            pod_set = workload.pod_sets[0]
+            flavors = tuple(dict.fromkeys(flavor for flavor, _ in usage))
+            found = self.capacity.shortage([(pod_set, pod_set.count, flavors)])
+            if found is not None:
+                return [found.reason], list(found.hints)
+        return [reasons.pending_evaluation()], []
 
     def _numbers(self, name: str) -> dict[FlavorResource, tuple[int, int, int]]:
         """Per slot of the queue: (available, potential, nominal - used), for ``explain``."""

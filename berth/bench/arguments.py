@@ -46,6 +46,10 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cohorts", type=int, default=10)
     parser.add_argument("--workloads", type=int, default=50_000)
     parser.add_argument("--mix", choices=("random", "classes", "both"), default="both")
+    parser.add_argument(
+        "--nodes", type=int, default=0,
+        help="add this many 8-GPU Nodes (every 50th with 2 unhealthy GPUs), split between "
+             "the two flavors, so physical capacity limits admission as well as quota")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument(
         "--steady", action="store_true", help="with --profile: profile the steady-state cycle"

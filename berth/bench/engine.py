@@ -33,6 +33,7 @@ from quota.model import (
     FlavorQuotas,
     LabelSelector,
     LocalQueue,
+    Node,
     Preemption,
     ReclaimWithinCohort,
     ResourceFlavor,
@@ -241,12 +242,26 @@ def report(label: str, snapshot: Snapshot, now: datetime) -> None:
     report_steady(snapshot, now)
 
 
+def with_nodes(snapshot: Snapshot, count: int) -> Snapshot:
+    """``snapshot`` with ``count`` 8-GPU Nodes split between the flavors; every 50th has
+    two unhealthy GPUs, so capacity reasons include repairs."""
+    nodes = {}
+    for i in range(count):
+        flavor = FLAVORS[i % len(FLAVORS)]
+        healthy = 6000 if i % 50 == 0 else 8000
+        nodes[f"node-{i:05d}"] = Node(
+            f"node-{i:05d}", labels={"gpu.product": flavor},
+            capacity={GPU: 8000, "cpu": 128_000}, allocatable={GPU: healthy, "cpu": 128_000})
+    return replace(snapshot, nodes=nodes)
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the figures (or a profile); never fails on a slow figure."""
     now = T0 + timedelta(days=2)
     mixes = ("random", "classes") if args.mix == "both" else (args.mix,)
     if args.profile:
-        snapshot = build(args.queues, args.cohorts, args.workloads, mix=mixes[0])
+        snapshot = with_nodes(build(args.queues, args.cohorts, args.workloads, mix=mixes[0]),
+                              args.nodes)
         if args.steady:
             snapshot = steady(snapshot, run_cycle(snapshot, now))
             now += timedelta(minutes=1)
@@ -256,11 +271,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(
         f"snapshot: {args.queues} ClusterQueues in {args.cohorts} cohorts, "
-        f"{args.workloads} workloads"
+        f"{args.workloads} workloads, {args.nodes} nodes"
     )
     labels = {"random": "random shapes (primary)", "classes": "Kueue-perf classes"}
     for mix in mixes:
-        report(labels[mix], build(args.queues, args.cohorts, args.workloads, mix=mix), now)
+        snapshot = with_nodes(build(args.queues, args.cohorts, args.workloads, mix=mix),
+                              args.nodes)
+        report(labels[mix], snapshot, now)
     return 0
 
 
