@@ -190,7 +190,13 @@ def get_borrowing(
 
 def _window(start: datetime | None, end: datetime | None) -> tuple[datetime, datetime]:
     end = _aware(end, "to") or datetime.now(UTC)
-    start = _aware(start, "from") or end - DEFAULT_WINDOW
+    start = _aware(start, "from")
+    if start is None:
+        try:
+            start = end - DEFAULT_WINDOW
+        except OverflowError:  # 'to' within a day of year 1
+            raise _invalid("'to' leaves no day before it for the default window; give "
+                           "'from' too", "to") from None
     if start >= end:
         raise _invalid("'from' must be before 'to'", "from")
     return start, end

@@ -123,3 +123,10 @@ def test_borrowing_refuses_a_window_that_ends_before_it_starts(api: httpx.Client
     response = api.get("/api/v1/borrowing", params={"from": "2026-01-02T00:00:00Z",
                                                     "to": "2026-01-01T00:00:00Z"})
     assert (response.status_code, response.json()["error"]["field"]) == (422, "from")
+
+
+@pytest.mark.parametrize("path", ["/api/v1/borrowing", "/api/v1/usage"])
+def test_a_window_ending_in_year_one_needs_a_start(api: httpx.Client, path: str) -> None:
+    # Found by the schema fuzzer: the default one-day window before it cannot exist.
+    response = api.get(path, params={"to": "0001-01-01T11:20:07Z"})
+    assert (response.status_code, response.json()["error"]["field"]) == (422, "to")
