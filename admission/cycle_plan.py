@@ -2,20 +2,24 @@
 
 Only what changed is written: a pending workload whose verdict (reasons, hints, position)
 is the one already stored gets no write at all. A reason actuation is sent only when the
-primary code changes, which is also when the timeline gets a new row.
+primary code changes, which is also when the timeline gets a new row. Verdicts are built
+only for workloads whose primary code changed and for the few whose details the budget
+refreshes this cycle (``reason_budget``): the others cost one code comparison each.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from admission.actuation import ADMIT, CHECKPOINT, EVICT, REASON, Actuation
+from admission.engine.statuses import PendingStatuses
 from admission.engine.types import CycleResult, EvictionDecision, PendingStatus, Reason
 from admission.engine.workload import checkpoint_grace
+from admission.reason_budget import rotation
+from admission.stored_form import StoredForms
 from quota.checkpoints import checkpointed_at, reports_after
 from quota.cycle_writes import NO_VERDICT, Event, ReasonChange, Transition, Verdict, WorkloadRecord
 from quota.model import ResourceFlavor
@@ -33,6 +37,7 @@ class CyclePlan:
     actions: list[Actuation] = field(default_factory=list)
     # What each written row will be once committed, by key.
     records: dict[str, WorkloadRecord] = field(default_factory=dict)
+    after: int = 0  # the last row id whose unchanged-code verdict was looked at
 
     @property
     def empty(self) -> bool:
@@ -43,9 +48,16 @@ def plan_cycle(
     records: Mapping[str, WorkloadRecord],
     result: CycleResult,
     flavors: Mapping[str, ResourceFlavor],
+    *,
+    budget: tuple[int, int] | None = None,
+    after: int = 0,
 ) -> CyclePlan:
-    """The writes and actuations for ``result`` over the workloads it was computed from."""
-    plan = CyclePlan()
+    """The writes and actuations for ``result`` over the workloads it was computed from.
+
+    ``budget``: (examined, written) at most of the verdicts whose primary code did not
+    change, in rotation by row id past ``after`` (``plan.after`` says where it stopped);
+    without it every changed verdict is written."""
+    plan = CyclePlan(after=after)
     now = result.now
     for eviction in result.evicted:
         record = records.get(eviction.key)
@@ -78,11 +90,54 @@ def plan_cycle(
                 _flavors_of(decision.admission, flavors),
             )
         )
-    for key in sorted(result.pending):
-        record = records.get(key)
-        if record is not None and key not in plan.records:
-            _reason(plan, record, result.pending[key])
+    _pending(plan, records, result.pending, budget)
     return plan
+
+
+def _pending(
+    plan: CyclePlan,
+    records: Mapping[str, WorkloadRecord],
+    pending: Mapping[str, PendingStatus],
+    budget: tuple[int, int] | None,
+) -> None:
+    statuses = pending if isinstance(pending, PendingStatuses) else _Statuses(pending)
+    code = statuses.code
+    moved: list[WorkloadRecord] = []  # a new primary code: always written
+    same: dict[int, WorkloadRecord] = {}
+    planned = plan.records
+    for key in sorted(pending):
+        record = records.get(key)
+        if record is None or key in planned:
+            continue
+        if code(key) != record.verdict.code:
+            moved.append(record)
+        else:
+            same[record.id] = record
+    examined, most = (len(same), len(same)) if budget is None else budget
+    looked = [same[i] for i in rotation(same, examined, plan.after)]
+    built = statuses.build([r.workload.key for r in (*moved, *looked)])
+    forms = StoredForms()
+    for record in moved:
+        _reason(plan, record, built[record.workload.key], forms)
+    written = 0
+    for record in looked:
+        if written >= most:
+            break
+        plan.after = record.id
+        written += _reason(plan, record, built[record.workload.key], forms)
+
+
+class _Statuses:
+    """``code`` and ``build`` over statuses already built (as tests hand them in)."""
+
+    def __init__(self, pending: Mapping[str, PendingStatus]) -> None:
+        self.pending = pending
+
+    def code(self, key: str) -> WaitReason:
+        return self.pending[key].reason.code
+
+    def build(self, keys: Sequence[str]) -> dict[str, PendingStatus]:
+        return {key: self.pending[key] for key in keys}
 
 
 def plan_requeues(records: Mapping[str, WorkloadRecord], now: datetime) -> CyclePlan:
@@ -126,10 +181,11 @@ def plan_evictions(
     return plan
 
 
-def verdict_of(status: PendingStatus) -> Verdict:
-    """The stored form of a pending status (as JSON would give it back)."""
-    reasons = _json([r.to_dict() for r in status.reasons])
-    return Verdict(str(status.reason.code), tuple(reasons), tuple(status.hints), status.position)
+def verdict_of(status: PendingStatus, forms: StoredForms | None = None) -> Verdict:
+    """The stored form of a pending status (as JSON would give it back); ``forms`` shares
+    the stored form of reasons seen before."""
+    reasons = (forms or StoredForms()).reasons(status.reasons)
+    return Verdict(str(status.reason.code), reasons, tuple(status.hints), status.position)
 
 
 def primary_of(verdict: Verdict, key: str) -> Reason:
@@ -142,14 +198,13 @@ def primary_of(verdict: Verdict, key: str) -> Reason:
     )
 
 
-def _json(value: object) -> Any:
-    return json.loads(json.dumps(value, default=str))
-
-
-def _reason(plan: CyclePlan, record: WorkloadRecord, status: PendingStatus) -> None:
-    verdict = verdict_of(status)
+def _reason(
+    plan: CyclePlan, record: WorkloadRecord, status: PendingStatus, forms: StoredForms
+) -> bool:
+    """Plan writing ``status`` if it is not the stored verdict; whether it is written."""
+    verdict = verdict_of(status, forms)
     if verdict == record.verdict:
-        return
+        return False
     changed = verdict.code != record.verdict.code
     primary = verdict.reasons[0] if changed else None
     plan.reasons.append(ReasonChange(record.id, record.version, verdict, primary))
@@ -158,6 +213,7 @@ def _reason(plan: CyclePlan, record: WorkloadRecord, status: PendingStatus) -> N
         plan.actions.append(
             Actuation(record.workload.key, record.workload.kind, REASON, reason=status.reason)
         )
+    return True
 
 
 def _evict(

@@ -41,7 +41,7 @@ from admission.engine.collector import collector_paused
 from admission.engine.cycle import run_cycle
 from admission.engine.workload import checkpoint_grace
 from admission.health_evictions import node_evictions
-from admission.reason_budget import REASON_BUDGET, spread_reasons
+from admission.reason_budget import cycle_share
 from admission.snapshot_cache import Refreshed, SnapshotCache
 from quota import ledger_changes as changes
 from quota import ledger_decisions as decisions
@@ -104,6 +104,7 @@ class AdmissionLoop:
         self.crash = crash if crash is not None else CrashHook.from_env()
         self.term: int | None = None
         self._reasons_after = 0  # rotation point of detail-only verdict writes
+        self._reasons_at = time.perf_counter()  # when the last cycle's budget was given
 
     async def begin(self, holder: str | None = None) -> None:
         """Start leading: new fencing term (when ``holder`` is given), full reload,
@@ -182,8 +183,10 @@ class AdmissionLoop:
             return CycleSummary(refreshed, retried=True), []
         snapshot = self.cache.snapshot()
         result = run_cycle(snapshot, now)
-        plan = plan_cycle(self.cache.records, result, snapshot.flavors)
-        self._reasons_after = spread_reasons(plan, REASON_BUDGET, self._reasons_after)
+        plan = plan_cycle(self.cache.records, result, snapshot.flavors,
+                          budget=self._reason_budget(started, len(result.pending)),
+                          after=self._reasons_after)
+        self._reasons_after = plan.after
         stale = self._commit(plan, now) if not plan.empty else ()
         seconds = time.perf_counter() - started
         if stale is None:
@@ -200,6 +203,10 @@ class AdmissionLoop:
             seconds=seconds,
         )
         return summary, requeues.actions + plan.actions
+
+    def _reason_budget(self, started: float, waiting: int) -> tuple[int, int]:
+        elapsed, self._reasons_at = started - self._reasons_at, started
+        return cycle_share(elapsed, waiting)
 
     def _commit(self, plan: CyclePlan, now: datetime) -> tuple[int, ...] | None:
         """Write ``plan`` in one transaction; the reason rows skipped as stale, or ``None``

@@ -4,12 +4,14 @@ A full cycle leaves tens of thousands of workloads waiting, and their quota reas
 more than the decisions themselves (a dozen formatted quantities each). The cycle hands
 out a mapping whose ``PendingStatus`` values are built from the cycle's final quota state
 when the first one is read: a caller that needs only decisions (or only the keys, or the
-count) does not pay for the verdicts.
+count) does not pay for the verdicts. The durable loop needs, per workload, only whether
+its primary code changed: ``code`` answers that without formatting any message, and
+``build`` makes the full statuses of the few it will write.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from admission.engine import reasons
@@ -17,6 +19,26 @@ from admission.engine.collector import collector_paused
 from admission.engine.types import PendingStatus, Reason
 from quota.reasons import WaitReason
 from quota.workload import Workload
+
+_PENDING = WaitReason.PENDING_EVALUATION
+
+
+def _precedence(code: WaitReason) -> int:
+    return code.precedence
+
+
+def _primary(found: Sequence[Reason]) -> WaitReason:
+    """The highest-precedence code of ``found``; PendingEvaluation for none (as a status
+    without reasons gets)."""
+    return _least(found, None) or _PENDING
+
+
+def _least(found: Sequence[Reason], ignore: WaitReason | None) -> WaitReason | None:
+    codes = [r.code for r in found if r.code is not ignore]
+    if len(codes) < 2:
+        return codes[0] if codes else None
+    return min(codes, key=_precedence)
+
 
 # (ClusterQueue name, workload key, workload) -> its quota reasons and hints in the final state
 QuotaReasons = Callable[[str, str, Workload], tuple[Sequence[Reason], Sequence[str]]]
@@ -36,7 +58,8 @@ class Waiting:
 class PendingStatuses(Mapping[str, PendingStatus]):
     """Workload key -> ``PendingStatus``, built when the first one is read (keys sorted)."""
 
-    __slots__ = ("_built", "_keys", "_queues", "_quota", "_waiting", "_workloads")
+    __slots__ = ("_built", "_keys", "_least", "_places", "_queues", "_quota", "_waiting",
+                 "_workloads")
 
     def __init__(
         self,
@@ -51,6 +74,9 @@ class PendingStatuses(Mapping[str, PendingStatus]):
         self._quota = quota
         self._keys = sorted(waiting)
         self._built: dict[str, PendingStatus] | None = None
+        self._places: dict[str, int] | None = None
+        # id of a shared quota-reason list -> its primary code (and without PendingEvaluation)
+        self._least: dict[int, tuple[WaitReason | None, WaitReason | None]] = {}
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -69,17 +95,50 @@ class PendingStatuses(Mapping[str, PendingStatus]):
     def __repr__(self) -> str:
         return f"PendingStatuses({len(self._keys)} workloads)"
 
+    def code(self, key: str) -> WaitReason:
+        """The primary code of ``key``'s status, as ``self[key].reason.code`` would give it,
+        without building any message (quota reasons are shared per queue state anyway)."""
+        entry = self._waiting[key]
+        found = entry.reasons
+        cq = entry.cluster_queue
+        if cq is None or (not entry.quota and entry.blocked_by is None):
+            return _primary(found)
+        codes = [r.code for r in found]
+        if entry.quota:
+            more = self._quota(cq, key, self._workloads[key])[0]
+            least = self._least.get(id(more))
+            if least is None:
+                least = self._least[id(more)] = (_least(more, None), _least(more, _PENDING))
+            least_code = least[0] if entry.blocked_by is None else least[1]
+            if least_code is not None:
+                codes.append(least_code)
+        if entry.blocked_by is not None:
+            codes.append(WaitReason.BLOCKED_BY_QUEUE_HEAD)
+        return min(codes, key=_precedence) if codes else _PENDING
+
+    def build(self, keys: Iterable[str]) -> dict[str, PendingStatus]:
+        """The statuses of ``keys`` only (equal to those ``self[key]`` gives)."""
+        if self._built is not None:
+            built = self._built
+            return {key: built[key] for key in keys}
+        with collector_paused():
+            position = self._position()
+            waiting = self._waiting
+            return {key: self._build(key, waiting[key], position) for key in keys}
+
     def _build_all(self) -> dict[str, PendingStatus]:
         # All at once, with the collector off as in the cycle: built one by one between
         # the caller's reads, each batch of small values would start a collection that
         # walks the whole snapshot again (it tripled the cost of reading every verdict).
-        with collector_paused():
-            position = self._position()
-            waiting = self._waiting
-            return {key: self._build(key, waiting[key], position) for key in self._keys}
+        return self.build(self._keys)
 
     def _position(self) -> dict[str, int]:
-        """1-based places in each ClusterQueue's pending order."""
+        """1-based places in each ClusterQueue's pending order (computed once)."""
+        if self._places is None:
+            self._places = self._positions()
+        return self._places
+
+    def _positions(self) -> dict[str, int]:
         by_queue: dict[str, list[tuple[int, object, str]]] = {}
         workloads, queues = self._workloads, self._queues
         deactivated = WaitReason.DEACTIVATED
