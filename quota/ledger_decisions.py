@@ -276,21 +276,50 @@ def _audit(
     actor: str,
 ) -> None:
     """One audit row per transition; ``admissions`` are their admissions as JSON."""
-    _copy(
+    add_audit(
         session,
-        "COPY audit_log (actor, action, kind, namespace, name, before, after) FROM STDIN",
+        actor,
         [
             (
-                actor,
-                "update",
-                WORKLOAD_KIND,
                 t.namespace,
                 t.name,
-                dump_json({"state": str(t.before), "version": t.version}),
-                dump_json(
-                    {"state": str(t.state), "version": t.version + 1, "admission": admission}
-                ),
+                {"state": str(t.before), "version": t.version},
+                {"state": str(t.state), "version": t.version + 1, "admission": admission},
             )
             for t, admission in zip(transitions, admissions, strict=True)
         ],
     )
+
+
+def add_audit(
+    session: Session,
+    actor: str,
+    changes: Sequence[tuple[str, str, Mapping[str, Any] | None, Mapping[str, Any] | None]],
+    action: str = "update",
+) -> None:
+    """One audit row per workload change (namespace, name, before, after)."""
+    if changes:
+        _copy(
+            session,
+            "COPY audit_log (actor, action, kind, namespace, name, before, after) FROM STDIN",
+            [
+                (actor, action, WORKLOAD_KIND, namespace, name,
+                 None if before is None else dump_json(before),
+                 None if after is None else dump_json(after))
+                for namespace, name, before, after in changes
+            ],
+        )  # fmt: skip
+
+
+def add_timeline(session: Session, rows: Sequence[tuple[int, Mapping[str, Any], datetime]]) -> None:
+    """Open a timeline row per (workload id, {code, message, details}, since)."""
+    if rows:
+        _copy(
+            session,
+            "COPY wait_reasons (workload_id, code, message, details, since) FROM STDIN",
+            [
+                (i, str(r["code"]), str(r.get("message", "")), dump_json(r.get("details") or {}),
+                 since)
+                for i, r, since in rows
+            ],
+        )  # fmt: skip

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -10,7 +11,14 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from quota.cycle_writes import Event, Verdict
-from quota.ledger_decisions import add_events, close_reasons, close_usage, dump_json, open_reasons
+from quota.ledger_decisions import (
+    add_audit,
+    add_events,
+    close_reasons,
+    close_usage,
+    dump_json,
+    open_reasons,
+)
 from quota.ledger_errors import translated
 from quota.ledger_workloads import from_workload_row, lock_current_row
 from quota.metering import IntervalEnd
@@ -60,40 +68,52 @@ def finish(
         return None
     if row["state"] == str(WorkloadState.FINISHED):
         return from_workload_row(row)
-    workload_id = row["id"]
-    updated = (
-        session.execute(
-            text(
-                "UPDATE workloads SET state = :state, finished_at = :now, reason_code = NULL, "
-                "reasons = '[]'::jsonb, hints = '[]'::jsonb, queue_position = NULL, "
-                "version = version + 1, updated_at = now() WHERE id = :id RETURNING *"
-            ),
-            {"state": str(WorkloadState.FINISHED), "now": now, "id": workload_id},
-        )
-        .mappings()
-        .one()
-    )
-    close_usage(session, [workload_id], now, str(end))
-    close_reasons(session, [workload_id], now)
-    reason = None if end is IntervalEnd.FINISHED else str(end)
-    add_events(session, [(workload_id, Event("Finished", reason, {"from": row["state"]}))], now)
+    finish_locked(session, [row], now=now, actor=actor, end=end)
+    return replace(from_workload_row(row), state=WorkloadState.FINISHED)
+
+
+def finish_locked(
+    session: Session,
+    rows: Sequence[Mapping[Any, Any]],
+    *,
+    now: datetime,
+    actor: str,
+    end: IntervalEnd = IntervalEnd.FINISHED,
+) -> None:
+    """``finish`` for unfinished rows the caller has locked ({id, namespace, name, state,
+    version}), a few statements however many."""
+    if not rows:
+        return
+    ids = [row["id"] for row in rows]
     session.execute(
         text(
-            "INSERT INTO audit_log (actor, action, kind, namespace, name, before, after) "
-            "VALUES (:actor, 'update', 'Workload', :namespace, :name, "
-            "CAST(:before AS jsonb), CAST(:after AS jsonb))"
+            "UPDATE workloads SET state = :state, finished_at = :now, reason_code = NULL, "
+            "reasons = '[]'::jsonb, hints = '[]'::jsonb, queue_position = NULL, "
+            "version = version + 1, updated_at = now() WHERE id = ANY(CAST(:ids AS bigint[]))"
         ),
-        {
-            "actor": actor,
-            "namespace": namespace,
-            "name": name,
-            "before": dump_json({"state": row["state"], "version": row["version"]}),
-            "after": dump_json(
-                {"state": str(WorkloadState.FINISHED), "version": row["version"] + 1}
-            ),
-        },
+        {"state": str(WorkloadState.FINISHED), "now": now, "ids": ids},
     )
-    return from_workload_row(updated)
+    close_usage(session, ids, now, str(end))
+    close_reasons(session, ids, now)
+    reason = None if end is IntervalEnd.FINISHED else str(end)
+    add_events(
+        session, [(row["id"], Event("Finished", reason, {"from": row["state"]})) for row in rows],
+        now,
+    )
+    finished = str(WorkloadState.FINISHED)
+    add_audit(
+        session,
+        actor,
+        [
+            (
+                row["namespace"],
+                row["name"],
+                {"state": row["state"], "version": row["version"]},
+                {"state": finished, "version": row["version"] + 1},
+            )
+            for row in rows
+        ],
+    )
 
 
 @translated

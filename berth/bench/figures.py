@@ -32,6 +32,9 @@ class RunRecord:
     admissions: int  # admissions made, re-admissions after preemption included
     cycles: tuple[float, ...] = ()  # seconds per admission cycle
     wall: float | None = None  # default: when the last workload finished
+    # Seconds each submission committed after its arrival time: the driver's lag, which
+    # counts as waiting (created_at is the arrival time) though Berth never saw it.
+    lags: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +68,7 @@ class Figures:
     cycles: int = 0
     cycle_p50: float = 0.0  # seconds
     cycle_p99: float = 0.0
+    driver_lag: Spread | None = None  # None: arrivals were not submitted (the ideal)
 
     @property
     def admissions_per_second(self) -> float:
@@ -84,6 +88,7 @@ class Figures:
             "cycles": self.cycles,
             "cycle_p50_ms": self.cycle_p50 * 1000,
             "cycle_p99_ms": self.cycle_p99 * 1000,
+            "driver_lag_seconds": None if self.driver_lag is None else self.driver_lag.as_dict(),
         }
 
 
@@ -129,4 +134,5 @@ def figures_of(record: RunRecord, classes: Sequence[str] = ()) -> Figures:
         cycles=len(cycles),
         cycle_p50=percentile(cycles, 50),
         cycle_p99=percentile(cycles, 99),
+        driver_lag=spread(record.lags) if record.lags else None,
     )

@@ -2,9 +2,10 @@
 
 The loop runs under ``run_while_leading`` (leader lock, NOTIFY wake-ups, the same runner
 ``berth serve`` starts); workloads are submitted through the ledger at their arrival times
-(due arrivals go in one transaction, each created at its own arrival time); the simulated
-runner finishes each admitted workload after its run time. The figures are read back from
-the ledger at the end; a workload counts as admitted when its admission was actuated.
+(``submit_workloads``: due arrivals in a few statements, each created at its own arrival
+time; how late each committed is reported as the driver's lag); the simulated runner
+finishes each admitted workload after its run time. The figures are read back from the
+ledger at the end; a workload counts as admitted when its admission was actuated.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from sqlalchemy.orm import sessionmaker
 from admission.leader import AdvisoryLockLeadership
 from admission.loop import AdmissionLoop
 from admission.runner import RunnerConfig, run_while_leading
-from admission.submit import submit_workload
+from admission.submit import submit_workloads
 from berth.bench.figures import RunRecord, WorkloadTimes
 from berth.bench.ledger import apply_text
 from berth.bench.runner import SessionScope, SimulatedRunner
@@ -32,8 +33,8 @@ from quota.ledger_notify import ChangeListener
 
 ACTOR = "bench"
 LOOP_INTERVAL = 1.0  # as ``berth serve``; NOTIFY wakes the loop on every change anyway
-SUBMITTERS = 4  # concurrent submitting clients (Kueue's generator creates concurrently too)
-CHUNK = 20  # arrivals per submitting transaction
+SUBMITTERS = 2  # concurrent submitting clients (Kueue's generator creates concurrently too)
+CHUNK = 500  # most arrivals per submitting transaction
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +67,7 @@ class _Run:
         self.runner = SimulatedRunner(sessions, {a.key: a.runtime_ms for a in arrivals})
         self.cycles: list[float] = []
         self.submitted = 0
+        self.lags: list[float] = []
 
     async def run(self, on_progress: Callable[[Progress], None] | None) -> RunRecord:
         stop = asyncio.Event()
@@ -98,7 +100,8 @@ class _Run:
 
     async def _arrive(self, started: float, start: datetime) -> None:
         """Submit each arrival at its time, as concurrent clients would: arrivals due
-        together go in chunks, each chunk one transaction, ``SUBMITTERS`` at once."""
+        together go in chunks, each chunk one transaction, ``SUBMITTERS`` at once (while
+        they are busy, what falls due joins the next chunk)."""
         slots = asyncio.Semaphore(SUBMITTERS)
         chunks: set[asyncio.Task[None]] = set()
         upcoming = 0
@@ -114,27 +117,31 @@ class _Run:
             for first in range(0, len(batch), CHUNK):
                 await slots.acquire()
                 chunk = asyncio.create_task(
-                    self._submit_chunk(batch[first : first + CHUNK], start, slots)
+                    self._submit_chunk(batch[first : first + CHUNK], started, start, slots)
                 )
                 chunks.add(chunk)
                 chunk.add_done_callback(chunks.discard)
         await asyncio.gather(*chunks)
 
     async def _submit_chunk(
-        self, chunk: Sequence[Arrival], start: datetime, slots: asyncio.Semaphore
+        self,
+        chunk: Sequence[Arrival],
+        started: float,
+        start: datetime,
+        slots: asyncio.Semaphore,
     ) -> None:
         try:
             await asyncio.to_thread(self._submit, chunk, start)
+            done = time.monotonic() - started
+            self.lags.extend(max(0.0, done - a.at_ms / 1000) for a in chunk)
             self.submitted += len(chunk)
         finally:
             slots.release()
 
     def _submit(self, batch: Sequence[Arrival], start: datetime) -> None:
+        docs = [(a.manifest(), start + timedelta(milliseconds=a.at_ms)) for a in batch]
         with self.sessions() as session:
-            ledger = Ledger(session)
-            for arrival in batch:
-                created = start + timedelta(milliseconds=arrival.at_ms)
-                submit_workload(ledger, arrival.manifest(), now=created, actor=ACTOR)
+            submit_workloads(Ledger(session), docs, actor=ACTOR)
 
     async def _report(
         self, on_progress: Callable[[Progress], None] | None, started: float, stop: asyncio.Event
@@ -192,4 +199,5 @@ class _Run:
             nominal_milli=int(nominal),
             admissions=self.runner.admissions,
             cycles=tuple(self.cycles),
+            lags=tuple(self.lags),
         )

@@ -252,6 +252,17 @@ def shape_table(report: ShapeReport) -> str:
             "",
         )
     )
+    if b.driver_lag is not None:
+        lag = b.driver_lag
+        rows.append(
+            (
+                "arrival driver lag avg / p99 (s)",
+                f"{lag.mean:.3f} / {lag.p99:.3f}",
+                "0",
+                "",
+                "",
+            )
+        )
     head = (
         f"{report.shape} (scale {report.scale:g}, seed {report.seed}): {b.workloads:,} "
         f"workloads, {b.finished:,} finished; {report.machine}"

@@ -2,7 +2,8 @@
 
 It is the loop's actuator: an admission committed and actuated starts the workload's run
 (its class's run time), an eviction stops it. When a run ends the workload is finished
-through the ledger, as the Kubernetes side records a Job's completion, many at a time.
+through the ledger, as the Kubernetes side records a Job's completion, many at a time
+(``finish_locked``: a few statements per batch, so a burst of ends is recorded at once).
 Rows are locked ``SKIP LOCKED``: a row an admission cycle is writing is finished on the
 next pass instead of waiting (so the two never deadlock), and a row found no longer
 admitted was evicted meanwhile (its eviction is on its way to ``actuate``).
@@ -21,8 +22,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from admission.actuation import ADMIT, EVICT, Actuation
-from admission.submit import finish_workload
-from quota.ledger import Ledger
+from quota.ledger_lifecycle import finish_locked
 
 SessionScope = Callable[[], AbstractContextManager[Session]]
 ACTOR = "bench-runner"
@@ -83,20 +83,14 @@ class SimulatedRunner:
         with self.sessions() as session:
             rows = session.execute(
                 text(
-                    "SELECT namespace, name, state FROM workloads WHERE state <> 'Finished' "
-                    "AND (namespace, name) IN (SELECT * FROM unnest("
+                    "SELECT id, namespace, name, state, version FROM workloads "
+                    "WHERE state <> 'Finished' AND (namespace, name) IN (SELECT * FROM unnest("
                     "CAST(:namespaces AS text[]), CAST(:names AS text[]))) "
                     "ORDER BY id FOR UPDATE SKIP LOCKED"
                 ),
                 {"namespaces": list(namespaces), "names": list(names)},
-            ).all()
-            ledger = Ledger(session)
-            done, stopped = set(), set()
-            for namespace, name, state in rows:
-                key = f"{namespace}/{name}"
-                if state == "Admitted":
-                    finish_workload(ledger, namespace, name, now=now, actor=ACTOR)
-                    done.add(key)
-                else:
-                    stopped.add(key)
-        return done, stopped
+            ).mappings().all()
+            running = [row for row in rows if row["state"] == "Admitted"]
+            finish_locked(session, running, now=now, actor=ACTOR)
+        done = {f"{row['namespace']}/{row['name']}" for row in running}
+        return done, {f"{row['namespace']}/{row['name']}" for row in rows} - done
