@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
+from admission.engine.shapes import ShapeMemo
 from admission.engine.types import Snapshot
 from quota import ledger_changes as changes
 from quota.cycle_writes import WorkloadRecord
@@ -44,6 +45,7 @@ class SnapshotCache:
         self.records: dict[str, WorkloadRecord] = {}
         self._workloads: dict[str, Workload] = {}
         self._objects = Snapshot()
+        self._shapes = ShapeMemo()  # shape ids across cycles: unchanged workloads reuse theirs
         self.mark: int | None = None  # None: nothing loaded yet, next refresh reads all
         self._own_xids: set[int] = set()
         self._reload_ids: set[int] = set()
@@ -93,6 +95,7 @@ class SnapshotCache:
             nodes=o.nodes,
             workloads=self._workloads,
             fair_sharing=self.fair_sharing,
+            shapes=self._shapes,
         )
 
     def committed(self, records: Mapping[str, WorkloadRecord], xid: int | None) -> None:

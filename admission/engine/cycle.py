@@ -102,6 +102,9 @@ class _Cycle:
         # Workload key -> a small number per distinct shape: cache keys hash an int instead
         # of re-hashing a nested tuple on every lookup.
         self.shapes: dict[str, int] = {}
+        self.memo = snapshot.shapes
+        if self.memo is not None:
+            self.memo.prune(snapshot.workloads)
         self.shape_ids: dict[Shape, int] = {}
         # Plans keyed by what assignment reads of the pool: the queue's own (available,
         # used) per quota it names. Admissions elsewhere in a full cohort change the pool
@@ -431,6 +434,8 @@ class _Cycle:
 
     def _shape(self, workload: Workload, key: str | None = None) -> int:
         key = workload.key if key is None else key
+        if self.memo is not None:
+            return self.memo.id_of(key, workload, self.floors)
         found = self.shapes.get(key)
         if found is None:
             seen = shape(workload)

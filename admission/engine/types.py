@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from quota.model import (
     ClusterQueue,
@@ -22,6 +23,9 @@ from quota.model import (
 )
 from quota.reasons import PreemptionCause, WaitReason
 from quota.workload import Admission, Workload
+
+if TYPE_CHECKING:
+    from admission.engine.shapes import ShapeMemo
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +43,9 @@ class Snapshot:
     nodes: Mapping[str, Node] = field(default_factory=dict)
     workloads: Mapping[str, Workload] = field(default_factory=dict)  # "ns/name"
     fair_sharing: bool = False
+    # Shape ids kept across the loop's cycles (admission.engine.shapes.ShapeMemo); a
+    # cache only: it never changes a decision, and None builds them afresh.
+    shapes: ShapeMemo | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
