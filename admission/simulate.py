@@ -195,12 +195,7 @@ class _World:
             evicted.append(eviction.key)
         for decision in result.admitted:
             key = decision.key
-            self.workloads[key] = replace(
-                self.workloads[key],
-                state=WorkloadState.ADMITTED,
-                admission=decision.admission,
-                admitted_at=now,
-            )
+            self.workloads[key] = self.workloads[key].admitted_as(decision.admission, now)
             self.borrowing[key] = decision.borrowing
             if key in self.runtimes:
                 self.finish_at[key] = now + self.runtimes[key]
@@ -211,14 +206,7 @@ class _World:
         workload = self.workloads[key]
         self.finish_at.pop(key, None)
         self.grace_until.pop(key, None)
-        self.workloads[key] = replace(
-            workload,
-            state=WorkloadState.PENDING,
-            admission=None,
-            admitted_at=None,
-            eviction_count=workload.eviction_count + 1,
-            evicted_at=None,
-        )
+        self.workloads[key] = workload.requeued()
 
     def _finish(self, key: str) -> None:
         self.finish_at.pop(key, None)

@@ -510,8 +510,7 @@ class _Cycle:
     def _admit_as(self, cq: str, workload: Workload, admission: Admission,
                   usage: Usage, borrows: bool) -> None:
         self.tree.add(cq, usage)
-        admitted = replace(workload, state=WorkloadState.ADMITTED, admission=admission,
-                           admitted_at=self.now)
+        admitted = workload.admitted_as(admission, self.now)
         self.holdings.add(cq, admitted, dict(usage))
         self.fresh.add(workload.key)
         self.admitted.append(AdmissionDecision(workload.key, admission, borrows))

@@ -107,23 +107,11 @@ class _Ideal:
             for eviction in result.evicted:
                 self._release(eviction.key, now)
                 self.due.pop(eviction.key, None)
-                workload = self.workloads[eviction.key]
-                self.workloads[eviction.key] = replace(
-                    workload,
-                    state=WorkloadState.PENDING,
-                    admission=None,
-                    admitted_at=None,
-                    eviction_count=workload.eviction_count + 1,
-                )
+                self.workloads[eviction.key] = self.workloads[eviction.key].requeued()
                 self.evictions[eviction.key] = self.evictions.get(eviction.key, 0) + 1
             for decision in result.admitted:
                 key = decision.key
-                self.workloads[key] = replace(
-                    self.workloads[key],
-                    state=WorkloadState.ADMITTED,
-                    admission=decision.admission,
-                    admitted_at=at,
-                )
+                self.workloads[key] = self.workloads[key].admitted_as(decision.admission, at)
                 self.admissions += 1
                 self.held_since[key] = now
                 self.times[key][1] = now / 1000
