@@ -182,18 +182,8 @@ class Capacity:
     def place(self, demands: Sequence[Demand]) -> tuple[PodSetPlacement, ...] | None:
         """Where every pod of ``demands`` goes (pod sets without nodes left out), or None
         when some pod set does not fit what is free now."""
-        taken: Taken = {}
-        out: list[PodSetPlacement] = []
-        for pod_set, count, names in demands:
-            limited = self.limits(names)
-            if not limited:
-                continue
-            found = self._place(pod_set, count, limited, taken)
-            if found is None:
-                return None
-            out.append(found)
-            _take(taken, found.nodes, pod_set.requests)
-        return tuple(out)
+        placed, failed = self._walk(demands)
+        return None if failed is not None else tuple(placed)
 
     def shortage(self, demands: Sequence[Demand]) -> Shortage | None:
         """Why ``demands`` do not fit: the first pod set that does not, explained."""
@@ -209,16 +199,25 @@ class Capacity:
         return found
 
     def _shortage(self, demands: Sequence[Demand]) -> Shortage | None:
+        _, failed = self._walk(demands)
+        return None if failed is None else self._explain(*failed)
+
+    def _walk(self, demands: Sequence[Demand]) -> tuple[
+            list[PodSetPlacement], tuple[PodSet, int, tuple[str, ...], Taken] | None]:
+        """Place the pod sets in order: the placements made, and the first pod set that
+        did not fit (its count, flavors with nodes, and what the earlier ones took)."""
         taken: Taken = {}
+        placed: list[PodSetPlacement] = []
         for pod_set, count, names in demands:
             limited = self.limits(names)
             if not limited:
                 continue
             found = self._place(pod_set, count, limited, taken)
             if found is None:
-                return self._explain(pod_set, count, limited, taken)
+                return placed, (pod_set, count, limited, taken)
+            placed.append(found)
             _take(taken, found.nodes, pod_set.requests)
-        return None
+        return placed, None
 
     # --- occupancy -----------------------------------------------------------------------
 
