@@ -4,27 +4,25 @@ Berth's kubernetes-asyncio client pointed at it, and a ledger session scope."""
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AbstractContextManager
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 import yaml
-from sqlalchemy.orm import Session, sessionmaker
+from crd_paths import CRD_DIR
+from sqlalchemy.orm import sessionmaker
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from fakeapi import FakeApiServer, FakeKubectl
 
 from admission.kube.client import Kube
+from admission.kube.jobs import SessionScope
 from admission.kube.runtime import KubeSettings, api_client
 
-CRD_DIR = Path(__file__).parents[2] / "deploy" / "crds"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 _DB_TESTS = ("test_end_to_end.py", "test_mirror.py")
-
-SessionScope = Callable[[], AbstractContextManager[Session]]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -7,10 +7,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from conftest import SessionScope
 from fakeapi import FakeApiServer, FakeKubectl
 from test_end_to_end import JOBS, NS, berth, job, running, setup_queues, workload_state
 
+from admission.kube.jobs import SessionScope
 from quota.checkpoints import (
     CHECKPOINT_DEADLINE,
     CHECKPOINT_GRACE,

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import CRD_DIR
+from crd_paths import CRD_DIR
 from fakeapi import FakeKubectl
 
 from admission.kube.mirror import BERTH_KINDS, manifest_document

@@ -10,10 +10,10 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-from conftest import SessionScope
 from fakeapi import FakeApiServer, FakeKubectl
 
 from admission.kube import templates
+from admission.kube.jobs import SessionScope
 from admission.kube.runtime import KubeRuntime, KubeSettings, start_kubernetes
 from admission.loop import AdmissionLoop
 from quota.ledger import Ledger

@@ -6,11 +6,11 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from conftest import SessionScope
 from fakeapi import FakeKubectl
 
 from admission.kube.client import NODES, Kube
 from admission.kube.informer import Informer
+from admission.kube.jobs import SessionScope
 from admission.kube.mirror import BERTH_KINDS, Mirror
 from admission.kube.status import StatusWriter
 from quota.ledger import Ledger

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from conftest import SessionScope
 from fakeapi import FakeApiServer, FakeKubectl
 from test_end_to_end import JOBS, NS, job, running, setup_queues
 
 from admission.health_evictions import POD_NODES
+from admission.kube.jobs import SessionScope
 from admission.kube.pods import device_failure, job_of, live_node
 from admission.kube.runtime import KubeSettings, start_kubernetes
 from admission.loop import AdmissionLoop

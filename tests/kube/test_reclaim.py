@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from conftest import SessionScope
 from fakeapi import FakeApiServer, FakeKubectl
 from test_end_to_end import JOBS, NS, berth, job, running, setup_queues, workload_state
 
 from admission.kube import templates
+from admission.kube.jobs import SessionScope
 from admission.kube.reclaim import orphaned
 from quota.workload import PodSet, Workload, WorkloadState
 
