@@ -11,11 +11,13 @@ from pydantic import BaseModel, Field
 
 from api.auth import reader
 from api.deps import LedgerDep
+from api.input_guard import no_nul
 from quota import ledger_dashboard as dashboard
 from quota.quantity import format_quantity
 
 # Any valid token may read them, as every other /api/v1 read.
-router = APIRouter(prefix="/api/v1", tags=["pool"], dependencies=[Depends(reader)])
+router = APIRouter(prefix="/api/v1", tags=["pool"],
+                   dependencies=[Depends(no_nul), Depends(reader)])
 
 
 class PoolResourceOut(BaseModel):
