@@ -23,8 +23,10 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 
 from api.deps import AppContext, SessionScope
+from quota import ledger_nodes
 from quota import ledger_read_metrics as aggregates
 from quota import ledger_read_queues as queues
+from quota.model import NodeHealth
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -66,6 +68,7 @@ class LedgerCollector(Collector):
             statuses = queues.queue_statuses(session)
             events = aggregates.event_counts(session)
             waits = aggregates.wait_times(session, WAIT_BUCKETS)
+            nodes = ledger_nodes.summaries(session)
         pending = GaugeMetricFamily(
             "berth_pending_workloads",
             "Pending workloads by ClusterQueue and primary wait reason",
@@ -89,6 +92,7 @@ class LedgerCollector(Collector):
                 usage.add_metric(labels, f.used / 1000)
                 borrowed.add_metric(labels, f.borrowed / 1000)
         yield from (pending, nominal, usage, borrowed)
+        yield _node_health(nodes)
         yield from _totals(events)
         yield HistogramMetricFamily(
             "berth_admission_wait_time_seconds",
@@ -96,6 +100,18 @@ class LedgerCollector(Collector):
             buckets=[*((str(b), c) for b, c in waits.buckets), ("+Inf", waits.count)],
             sum_value=waits.sum_seconds,
         )
+
+
+def _node_health(nodes: list[ledger_nodes.NodeSummary]) -> Metric:
+    """Nodes per health state, every state listed (0 included) so alerts can watch one."""
+    counts = dict.fromkeys((str(state) for state in NodeHealth), 0)
+    for node in nodes:
+        counts[str(node.health)] += 1
+    family = GaugeMetricFamily("berth_nodes", "Nodes in the inventory by health state",
+                               labels=["health"])
+    for state, count in counts.items():
+        family.add_metric([state], count)
+    return family
 
 
 def _totals(events: list[aggregates.EventCount]) -> Iterator[Metric]:

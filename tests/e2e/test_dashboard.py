@@ -279,6 +279,10 @@ def test_the_grafana_dashboard_queries_only_metrics_berth_exports(server: str) -
     assert used, "the dashboard queries no berth_ metric"
     assert used <= exported, f"queried but not exported: {sorted(used - exported)}"
     assert 'berth_pending_workloads{cluster_queue="team-a",reason="WaitingForQuota"} 3.0' in text
+    # Nodes by health: gpu-3 is Degraded, the other two Healthy, every state listed.
+    nodes = dict(re.findall(r'^berth_nodes\{health="(\w+)"\} (\S+)$', text, flags=re.MULTILINE))
+    assert nodes == {"Healthy": "2.0", "Degraded": "1.0", "Cordoned": "0.0",
+                     "Repairing": "0.0", "Validating": "0.0"}
 
 
 def test_the_page_asks_for_a_token_when_the_api_requires_one(db_url: str, browser: Any) -> None:
