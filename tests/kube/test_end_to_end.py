@@ -108,8 +108,12 @@ async def berth(
     fake_api: FakeApiServer,
     kubectl: FakeKubectl,
     sessions: SessionScope,
+    *,
+    nodes: bool = False,
 ) -> AsyncIterator[Cluster]:
-    settings = KubeSettings(host=fake_api.url, nodes=False, status_seconds=0.2)
+    """Berth's Kubernetes runtime and loop over the fake API server (``nodes``: watch Nodes
+    and Pods too)."""
+    settings = KubeSettings(host=fake_api.url, nodes=nodes, status_seconds=0.2)
     runtime = await start_kubernetes(settings, sessions, lambda: None)
     try:
         async with asyncio.timeout(10):

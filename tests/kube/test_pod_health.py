@@ -13,11 +13,11 @@ import pytest
 import sqlalchemy as sa
 from fakeapi import FakeApiServer, FakeKubectl
 from test_end_to_end import JOBS, NS, job, running, setup_queues
+from test_end_to_end import berth as cluster_of
 
 from admission.health_evictions import POD_NODES
 from admission.kube.jobs import SessionScope
 from admission.kube.pods import device_failure, job_of, live_node
-from admission.kube.runtime import KubeSettings, start_kubernetes
 from admission.loop import AdmissionLoop
 from quota import ledger_nodes
 from quota.ledger import Ledger
@@ -110,16 +110,8 @@ class World:
 async def berth(
     fake_api: FakeApiServer, kubectl: FakeKubectl, sessions: SessionScope
 ) -> AsyncIterator[World]:
-    settings = KubeSettings(host=fake_api.url, status_seconds=0.2)
-    runtime = await start_kubernetes(settings, sessions, lambda: None)
-    try:
-        async with asyncio.timeout(10):
-            await runtime.wait_synced()
-        loop = AdmissionLoop(sessions, runtime.actuator)
-        await loop.begin()
-        yield World(kubectl, sessions, loop)
-    finally:
-        await runtime.stop()
+    async with cluster_of(fake_api, kubectl, sessions, nodes=True) as cluster:
+        yield World(kubectl, sessions, cluster.loop)
 
 
 async def _running_on(world: World, name: str, gpus: int, node_name: str) -> None:
