@@ -97,7 +97,8 @@ def find_victims(
     tree, needed = search.tree, plan.usage
     policy = cq.preemption
     own = _own_candidates(search, cq, preemptor)
-    within_nominal = all(a <= tree.nominal(cq.name, fr) for fr, a in needed.items())
+    within_nominal = all(a <= tree.nominal(cq.name, fr) for fr, a in needed.items()) and (
+        _own_room(search, cq, plan, own))
     if _unreachable(search, cq, preemptor, plan, own, within_nominal):
         return None
     others = cohort_holders(tree, search.holdings, search.protected, cq.name, list(needed))
@@ -153,6 +154,19 @@ def _unreachable(search: Search, cq: ClusterQueue, preemptor: Workload, plan: Wa
         if most < plan.usage[fr]:
             return True
     return False
+
+
+def _own_room(search: Search, cq: ClusterQueue, plan: Wanted, own: Sequence[Victim]) -> bool:
+    """Whether evicting every own candidate could bring the queue within its nominal
+    quota with the preemptor admitted: reclaiming from other queues never lowers its own
+    usage, so without that room the reclaim pass (which admits only within nominal quota)
+    cannot succeed, and listing and ordering the pool's holders for it is wasted."""
+    tree, held = search.tree, search.holdings.usage
+    for fr, amount in plan.usage.items():
+        most = sum(held[victim.workload.key].get(fr, 0) for victim in own)
+        if tree.usage(cq.name, fr) - most + amount > tree.nominal(cq.name, fr):
+            return False
+    return True
 
 
 def _own_candidates(search: Search, cq: ClusterQueue, preemptor: Workload) -> list[Victim]:
