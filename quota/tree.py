@@ -170,14 +170,20 @@ class QuotaTree:
     def borrowers(self, cq: str, frs: Iterable[FlavorResource]) -> list[str]:
         """The other ClusterQueues of the pool using more than nominal of any of ``frs``,
         sorted."""
+        found = self.borrowing_members(cq, frs)
+        found.discard(cq)
+        return sorted(found)
+
+    def borrowing_members(self, cq: str, frs: Iterable[FlavorResource]) -> set[str]:
+        """The ClusterQueues of the pool, ``cq`` itself included, using more than nominal
+        of any of ``frs`` (a new set)."""
         root = id(self._root_of[cq])
         found: set[str] = set()
         for fr in frs:
             names = self._borrowing.get((root, fr))
             if names:
                 found.update(names)
-        found.discard(cq)
-        return sorted(found)
+        return found
 
     def borrowed_ranking(self, cq: str, fr: FlavorResource) -> list[tuple[int, str]]:
         """``(-borrowed, name)`` of every pool member borrowing ``fr``, most first, the

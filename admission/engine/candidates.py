@@ -23,18 +23,49 @@ from quota.workload import Workload, WorkloadState
 _NEWER_EQUAL = WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY
 
 
+# Per (pool, slots, priority, policy flags): (pool version, evicting changes) when
+# computed, what every candidate queue of the pool could free per slot, and the queues
+# counted with their share, so one queue's bound is the pool's minus its own part.
+ReachMemo = dict[tuple[object, ...], tuple[tuple[int, int], list[int], dict[str, list[int]]]]
+
+
 def reach(tree: QuotaTree, holdings: Holdings, protected: Set[str],
-          memo: dict[str, tuple[int, tuple[str, ...]]], cq: str,
+          memo: dict[str, tuple[int, tuple[str, ...]]], pools: ReachMemo, cq: str,
           frs: Sequence[FlavorResource], priority: int, *, everything: bool,
           lower: bool) -> list[int]:
     """Per slot of ``frs``, at least what other queues' candidates could free for a
     preemptor of ``priority``: every unprotected holder of a borrowing queue
     (``everything``), or the evicting ones plus, if ``lower``, those of lower priority;
-    the evicting holders of the other queues always (``memo``: those queues per pool)."""
-    borrowing = tree.borrowers(cq, frs)
-    out = [0] * len(frs)
+    the evicting holders of the other queues always (``memo``: those queues per pool).
+    The pool's sum is kept in ``pools`` until the pool changes: the queues of a pool ask
+    with the same few priorities and slots thousands of times a cycle."""
+    key = (tree.root(cq), tuple(frs), None if everything or not lower else priority,
+           everything, lower)
+    stamp = (tree.version(cq), holdings.evicting_changes)
+    found = pools.get(key)
+    if found is None or found[0] != stamp:
+        found = pools[key] = (stamp, *_pool_reach(tree, holdings, protected, memo, cq, frs,
+                                                  priority, everything=everything,
+                                                  lower=lower))
+    _, total, parts = found
+    own = parts.get(cq)
+    if own is None:
+        return list(total)
+    return [all_ - mine for all_, mine in zip(total, own, strict=True)]
+
+
+def _pool_reach(tree: QuotaTree, holdings: Holdings, protected: Set[str],
+                memo: dict[str, tuple[int, tuple[str, ...]]], cq: str,
+                frs: Sequence[FlavorResource], priority: int, *, everything: bool,
+                lower: bool) -> tuple[list[int], dict[str, list[int]]]:
+    """``reach`` summed over every queue of ``cq``'s pool (``cq`` included), with each
+    counted queue's own part."""
+    borrowing = tree.borrowing_members(cq, frs)
+    total = [0] * len(frs)
+    parts: dict[str, list[int]] = {}
     slots = tuple(enumerate(frs))
     for other in borrowing:
+        part = parts[other] = [0] * len(frs)
         per_slot = holdings.totals(other, protected)
         for j, fr in slots:
             found = per_slot.get(fr)
@@ -42,17 +73,20 @@ def reach(tree: QuotaTree, holdings: Holdings, protected: Set[str],
                 continue
             priorities, sums, evicting = found
             if everything:
-                out[j] += sums[-1]
+                part[j] = sums[-1]
             else:
-                out[j] += sums[bisect_left(priorities, priority) if lower else 0] + evicting
+                part[j] = sums[bisect_left(priorities, priority) if lower else 0] + evicting
+            total[j] += part[j]
     for other in _evicting_members(tree, holdings, memo, cq):
-        if other != cq and other not in borrowing:
+        if other not in borrowing:
+            part = parts[other] = [0] * len(frs)
             per_slot = holdings.totals(other, protected)
             for j, fr in slots:
                 found = per_slot.get(fr)
                 if found is not None:
-                    out[j] += found[2]
-    return out
+                    part[j] = found[2]
+                    total[j] += part[j]
+    return total, parts
 
 
 def _evicting_members(tree: QuotaTree, holdings: Holdings,

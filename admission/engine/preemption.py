@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple
 
-from admission.engine.candidates import cohort_holders, lost_work, reach
+from admission.engine.candidates import ReachMemo, cohort_holders, lost_work, reach
 from admission.engine.fairshare import dominant_share
 from admission.engine.workload import Holdings
 from quota.model import (
@@ -59,6 +59,7 @@ class Search:
     fair_sharing: bool = False
     now: datetime | None = None  # for the work a victim would lose; None ranks all alike
     evicting_memo: dict[str, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
+    reach_memo: ReachMemo = field(default_factory=dict)
 
 
 def within_allows(policy: WithinClusterQueue, preemptor: Workload, victim: Workload) -> bool:
@@ -145,7 +146,8 @@ def _unreachable(search: Search, cq: ClusterQueue, preemptor: Workload, plan: Wa
     lower = (reclaims and reclaim is ReclaimWithinCohort.LOWER_PRIORITY) or (
         policy.borrow_within_cohort.policy is BorrowWithinCohortPolicy.LOWER_PRIORITY)
     frs = list(plan.usage)
-    most_freed = reach(tree, search.holdings, search.protected, search.evicting_memo, cq.name,
+    most_freed = reach(tree, search.holdings, search.protected, search.evicting_memo,
+                       search.reach_memo, cq.name,
                        frs, preemptor.priority, everything=everything, lower=lower)
     for fr, most in zip(frs, most_freed, strict=True):
         most += tree.available(cq.name, fr)
