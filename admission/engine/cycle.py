@@ -204,11 +204,14 @@ class _Cycle:
                 cq_name, held = queue_reasons(self.snapshot, *lq, self.inactive)
                 route = routes[lq] = (cq_name, not held and cq_name is not None)
             pc = workload.priority_class
-            if (not route[1] or not workload.active or (pc is not None and pc not in classes)
-                    or request_problem(workload) is not None):
+            if not route[1] or not workload.active or (pc is not None and pc not in classes):
                 self._hold(key, workload)
                 continue
-            queued.setdefault(route[0], []).append(entry(key, workload))  # type: ignore[arg-type]
+            found = entry(key, workload)
+            if found is None:  # an invalid request
+                self._hold(key, workload)
+                continue
+            queued.setdefault(route[0], []).append(found)  # type: ignore[arg-type]
         for entries in queued.values():
             entries.sort()
         return queued

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
+from admission.engine.workload import request_problem
 from quota.tree import FlavorResource, QuotaTree
 from quota.workload import Workload
 
@@ -24,9 +25,28 @@ Need = tuple[tuple[str, int], ...]
 Entry = tuple[int, datetime, str, Workload, Need]
 
 
-def entry(key: str, workload: Workload) -> Entry:
-    """The workload's place in its ClusterQueue's order, with its least request."""
-    return (-workload.priority, workload.created_at, key, workload, least_need(workload))
+def entry(key: str, workload: Workload) -> Entry | None:
+    """The workload's place in its ClusterQueue's order, with its least request; None
+    when its request is invalid (``request_problem`` says why). A single pod set, by far
+    the most common, is checked and measured in one pass: this runs for every pending
+    workload of every cycle."""
+    pod_sets = workload.pod_sets
+    if len(pod_sets) != 1:
+        if request_problem(workload) is not None:
+            return None
+        return (-workload.priority, workload.created_at, key, workload, least_need(workload))
+    pod_set = pod_sets[0]
+    count, least = pod_set.count, pod_set.min_count
+    if count < 1 or (least is not None and not 1 <= least <= count):
+        return None
+    pods = least or count
+    need: list[tuple[str, int]] = []
+    for name, amount in pod_set.requests.items():
+        if amount > 0:
+            need.append((name, amount * pods))
+        elif amount < 0:
+            return None
+    return (-workload.priority, workload.created_at, key, workload, tuple(need))
 
 
 def least_need(workload: Workload) -> Need:
