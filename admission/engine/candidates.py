@@ -136,39 +136,60 @@ def lost_work(workload: Workload, held: Mapping[FlavorResource, int],
 class FailedSearches:
     """Victim searches that found nothing, per (queue, pool version, needed slots): a
     later one in the same state needing no less, with no more candidates open to it (not
-    a higher priority, not older under LowerOrNewerEqualPriority), fails too."""
+    a higher priority, not older under LowerOrNewerEqualPriority), fails too.
 
-    __slots__ = ("failures", "tree")
+    Callers that know the workload's shape id (equal shapes in one queue and pool state
+    need the same quota) get the common case answered from one lookup: the last failure
+    of that shape, which covers every earlier one (a failure is recorded only when none
+    covered it)."""
+
+    __slots__ = ("by_shape", "failures", "tree")
 
     def __init__(self, tree: QuotaTree) -> None:
         self.tree = tree
         # key -> (priority, created, amounts) of each failed search
         self.failures: dict[tuple[str, int, tuple[FlavorResource, ...]],
                             list[tuple[int, datetime, tuple[int, ...]]]] = {}
+        # (queue, shape id, pool version) -> (priority, created) of the last failure
+        self.by_shape: dict[tuple[str, int, int], tuple[int, datetime]] = {}
 
     def _key(self, cq: ClusterQueue,
              usage: Mapping[FlavorResource, int]) -> tuple[str, int, tuple[FlavorResource, ...]]:
         return (cq.name, self.tree.version(cq.name), tuple(sorted(usage)))
 
     def add(self, cq: ClusterQueue, workload: Workload,
-            usage: Mapping[FlavorResource, int]) -> None:
+            usage: Mapping[FlavorResource, int], shape: int | None = None) -> None:
         amounts = tuple(usage[fr] for fr in sorted(usage))
         self.failures.setdefault(self._key(cq, usage), []).append(
             (workload.priority, workload.created_at, amounts))
+        if shape is not None:
+            state = (cq.name, shape, self.tree.version(cq.name))
+            self.by_shape[state] = (workload.priority, workload.created_at)
 
     def known(self, cq: ClusterQueue, workload: Workload,
-              usage: Mapping[FlavorResource, int]) -> bool:
+              usage: Mapping[FlavorResource, int], shape: int | None = None) -> bool:
         """Whether an earlier search in the same pool state already proves none exists."""
+        newer = cq.preemption.within_cluster_queue is _NEWER_EQUAL
+        if shape is not None:
+            last = self.by_shape.get((cq.name, shape, self.tree.version(cq.name)))
+            if last is not None and _covers(last[0], last[1], workload, newer):
+                return True
         failures = self.failures.get(self._key(cq, usage))
         if not failures:
             return False
         amounts = tuple(usage[fr] for fr in sorted(usage))
-        newer = cq.preemption.within_cluster_queue is _NEWER_EQUAL
         for priority, created, needed in failures:
-            if workload.priority > priority:
-                continue
-            if workload.priority == priority and newer and workload.created_at < created:
+            if not _covers(priority, created, workload, newer):
                 continue
             if all(a >= n for a, n in zip(amounts, needed, strict=True)):
                 return True
         return False
+
+
+def _covers(priority: int, created: datetime, workload: Workload, newer: bool) -> bool:
+    """Whether a failed search by a preemptor of ``priority`` created at ``created`` had
+    every candidate ``workload`` could have: it is not of higher priority, nor older at
+    equal priority where LowerOrNewerEqualPriority opens newer equal ones to the older."""
+    if workload.priority > priority:
+        return False
+    return not (workload.priority == priority and newer and workload.created_at < created)

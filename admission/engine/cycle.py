@@ -365,11 +365,11 @@ class _Cycle:
         state = (cq.name, shape_, self.tree.version(cq.name))
         if (mode is Mode.PREEMPT and self._may_search(self.tree.root(cq.name))
                 and (can_preempt(cq) or self._any_evicting(cq))
-                and not self.failed.known(cq, workload, usage)):
+                and not self.failed.known(cq, workload, usage, shape_)):
             victims = find_victims(self.search, cq, workload, Wanted(cq.name, usage))
             if victims:
                 return self._preempt(cq, workload, victims)
-            self.failed.add(cq, workload, usage)
+            self.failed.add(cq, workload, usage, shape_)
         if state not in self.no_partial:
             partial = partial_plan(self.assigner, cq, workload)
             if partial is not None and self._grant(workload, partial):

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from test_properties import apply, pending, queues, summary
 
 from admission.engine import cycle, preemption, reasons
+from admission.engine.candidates import FailedSearches
 from admission.engine.cycle import _Cycle, run_cycle
 from admission.engine.flavors import Assigner, Mode, Plan
 from admission.engine.queues import Entry
@@ -36,11 +37,19 @@ class _NoMemo(dict[object, object]):
         pass
 
 
+class _NoFailures(FailedSearches):
+    """Remembers no failed victim search: every search runs."""
+
+    def known(self, *args: object, **kwargs: object) -> bool:
+        return False
+
+
 class _Plain(_Cycle):
     """The cycle without its shortcuts: the reference the optimised one must equal."""
 
     def __init__(self, snap: Snapshot, now: datetime) -> None:
         super().__init__(snap, now)
+        self.failed = _NoFailures(self.tree)
         self.reason_memo = _NoMemo()  # type: ignore[assignment]
         self.hint_memo = _NoMemo()  # type: ignore[assignment]
 
