@@ -15,6 +15,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from admission.engine.cycle import run_cycle
+from admission.engine.shapes import ShapeMemo
 from admission.engine.types import Snapshot
 from berth.bench.figures import RunRecord, WorkloadTimes
 from berth.bench.shapes import Arrival
@@ -59,6 +60,9 @@ class _Ideal:
         self.cpu_used = 0.0  # milli-core seconds
         self.admissions = 0
         self.cycles: list[float] = []
+        # Shape ids across cycles, as the durable loop keeps them: the ideal runs the
+        # engine as the loop does, no slower.
+        self.shapes = ShapeMemo()
 
     def run(self) -> RunRecord:
         upcoming = 0
@@ -98,7 +102,7 @@ class _Ideal:
     def _settle(self, now: int) -> None:
         at = _at(now)
         for _ in range(MAX_CYCLES):
-            snapshot = replace(self.objects, workloads=self.workloads)
+            snapshot = replace(self.objects, workloads=self.workloads, shapes=self.shapes)
             started = time.perf_counter()
             result = run_cycle(snapshot, at)
             self.cycles.append(time.perf_counter() - started)
