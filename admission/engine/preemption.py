@@ -98,9 +98,11 @@ def find_victims(
     tree, needed = search.tree, plan.usage
     policy = cq.preemption
     own = _own_candidates(search, cq, preemptor)
+    own_held = {fr: sum(search.holdings.usage[v.workload.key].get(fr, 0) for v in own)
+                for fr in needed}
     within_nominal = all(a <= tree.nominal(cq.name, fr) for fr, a in needed.items()) and (
-        _own_room(search, cq, plan, own))
-    if _unreachable(search, cq, preemptor, plan, own, within_nominal):
+        _own_room(tree, cq, plan, own_held))
+    if _unreachable(search, cq, preemptor, plan, own_held, within_nominal):
         return None
     others = cohort_holders(tree, search.holdings, search.protected, cq.name, list(needed))
     if search.fair_sharing and tree.in_cohort(cq.name):
@@ -135,11 +137,12 @@ def find_victims(
 
 
 def _unreachable(search: Search, cq: ClusterQueue, preemptor: Workload, plan: Wanted,
-                 own: Sequence[Victim], within_nominal: bool) -> bool:
+                 own_held: Mapping[FlavorResource, int], within_nominal: bool) -> bool:
     """Whether even every candidate any policy below allows, all evicted together, would
     leave some needed slot short: removing usage u anywhere in the pool raises what the
-    queue may take by at most u. Most failing searches end here, before any sorting."""
-    tree, policy, usage = search.tree, cq.preemption, search.holdings.usage
+    queue may take by at most u (``own_held``: what the own candidates hold per needed
+    slot). Most failing searches end here, before any sorting."""
+    tree, policy = search.tree, cq.preemption
     reclaims = within_nominal or (search.fair_sharing and tree.in_cohort(cq.name))
     reclaim = policy.reclaim_within_cohort
     everything = reclaims and reclaim is ReclaimWithinCohort.ANY
@@ -150,25 +153,20 @@ def _unreachable(search: Search, cq: ClusterQueue, preemptor: Workload, plan: Wa
                        search.reach_memo, cq.name,
                        frs, preemptor.priority, everything=everything, lower=lower)
     for fr, most in zip(frs, most_freed, strict=True):
-        most += tree.available(cq.name, fr)
-        for victim in own:
-            most += usage[victim.workload.key].get(fr, 0)
-        if most < plan.usage[fr]:
+        if most + tree.available(cq.name, fr) + own_held[fr] < plan.usage[fr]:
             return True
     return False
 
 
-def _own_room(search: Search, cq: ClusterQueue, plan: Wanted, own: Sequence[Victim]) -> bool:
-    """Whether evicting every own candidate could bring the queue within its nominal
-    quota with the preemptor admitted: reclaiming from other queues never lowers its own
-    usage, so without that room the reclaim pass (which admits only within nominal quota)
-    cannot succeed, and listing and ordering the pool's holders for it is wasted."""
-    tree, held = search.tree, search.holdings.usage
-    for fr, amount in plan.usage.items():
-        most = sum(held[victim.workload.key].get(fr, 0) for victim in own)
-        if tree.usage(cq.name, fr) - most + amount > tree.nominal(cq.name, fr):
-            return False
-    return True
+def _own_room(tree: QuotaTree, cq: ClusterQueue, plan: Wanted,
+              own_held: Mapping[FlavorResource, int]) -> bool:
+    """Whether evicting every own candidate (holding ``own_held``) could bring the queue
+    within its nominal quota with the preemptor admitted: reclaiming from other queues
+    never lowers its own usage, so without that room the reclaim pass (which admits only
+    within nominal quota) cannot succeed, and listing and ordering the pool's holders for
+    it is wasted."""
+    return all(tree.usage(cq.name, fr) - own_held[fr] + amount <= tree.nominal(cq.name, fr)
+               for fr, amount in plan.usage.items())
 
 
 def _own_candidates(search: Search, cq: ClusterQueue, preemptor: Workload) -> list[Victim]:
