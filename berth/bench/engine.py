@@ -229,17 +229,42 @@ def timed(snapshot: Snapshot, now: datetime, *, read: bool) -> tuple[float, floa
     return best, best_cpu, result
 
 
-def report(label: str, snapshot: Snapshot, now: datetime) -> None:
+def floor_seconds(snapshot: Snapshot) -> float:
+    """Best-of-3 CPU seconds of the least any cycle must do with the pending workloads:
+    group them by queue and order each queue by priority and age. Measured in the same
+    run, so a cycle's ratio to it compares across machines of different speed."""
+    best = float("inf")
+    for _ in range(3):
+        gc.collect()
+        start = time.process_time()
+        queues: dict[tuple[str, str], list[tuple[int, datetime, str]]] = {}
+        for key, workload in snapshot.workloads.items():
+            if workload.admission is None:
+                queues.setdefault((workload.namespace, workload.queue_name), []).append(
+                    (-workload.priority, workload.created_at, key))
+        for entries in queues.values():
+            entries.sort()
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def report(label: str, snapshot: Snapshot, now: datetime, *, judged: bool = True) -> None:
+    """Print one mix's figures; ``judged``: the shape is the target's (1,000 ClusterQueues,
+    10 cohorts, 50,000 pending, no nodes), so PASS/MISS means something."""
     print(f"[{label}]")
+    floor = floor_seconds(snapshot)
+    print(f"  floor (only grouping and ordering the pending workloads by queue): "
+          f"{floor * 1000:.0f} ms CPU (best of 3)")
     for read, what in ((False, "cycle"), (True, "cycle + reading every pending reason")):
         best, best_cpu, result = timed(snapshot, now, read=read)
         decisions = len(result.admitted) + len(result.evicted) + len(result.pending)
         ms = best * 1000
         verdict = "PASS" if ms < TARGET_MS else "MISS"
+        target = (f"target {TARGET_MS} ms -> {verdict} ({ms / TARGET_MS:.1f}x)" if judged
+                  else f"the {TARGET_MS} ms target is for the default shape")
         print(
             f"  {what}: {ms:.0f} ms wall, {best_cpu * 1000:.0f} ms CPU (best of 3), "
-            f"{decisions / best:,.0f} decisions/s; target {TARGET_MS} ms -> {verdict} "
-            f"({ms / TARGET_MS:.1f}x)"
+            f"{decisions / best:,.0f} decisions/s; {target}; {best_cpu / floor:.1f}x the floor"
         )
     print(
         f"  admitted={len(result.admitted)} evicted={len(result.evicted)} "
@@ -280,10 +305,11 @@ def run(args: argparse.Namespace) -> int:
         f"{args.workloads} workloads, {args.nodes} nodes"
     )
     labels = {"random": "random shapes (primary)", "classes": "Kueue-perf classes"}
+    judged = (args.queues, args.cohorts, args.workloads, args.nodes) == (1000, 10, 50_000, 0)
     for mix in mixes:
         snapshot = with_nodes(build(args.queues, args.cohorts, args.workloads, mix=mix),
                               args.nodes)
-        report(labels[mix], snapshot, now)
+        report(labels[mix], snapshot, now, judged=judged)
     return 0
 
 
