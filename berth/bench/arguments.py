@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 
 DATABASE = "berth_bench"
+# The engine issue's shape: ClusterQueues, cohorts, pending workloads (its target is
+# judged at this shape only).
+ENGINE_SHAPE = (1000, 10, 50_000)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,9 +45,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--queues", type=int, default=1000)
-    parser.add_argument("--cohorts", type=int, default=10)
-    parser.add_argument("--workloads", type=int, default=50_000)
+    queues, cohorts, workloads = ENGINE_SHAPE
+    parser.add_argument("--queues", type=int, default=queues)
+    parser.add_argument("--cohorts", type=int, default=cohorts)
+    parser.add_argument("--workloads", type=int, default=workloads)
     parser.add_argument("--mix", choices=("random", "classes", "both"), default="both")
     parser.add_argument(
         "--nodes", type=int, default=0,

@@ -28,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 
 from admission.engine.cycle import run_cycle
 from admission.engine.types import CycleResult, Snapshot
-from berth.bench.arguments import add_engine_arguments
+from berth.bench.arguments import ENGINE_SHAPE, add_engine_arguments
 from quota.model import (
     ClusterQueue,
     FlavorQuotas,
@@ -305,7 +305,7 @@ def run(args: argparse.Namespace) -> int:
         f"{args.workloads} workloads, {args.nodes} nodes"
     )
     labels = {"random": "random shapes (primary)", "classes": "Kueue-perf classes"}
-    judged = (args.queues, args.cohorts, args.workloads, args.nodes) == (1000, 10, 50_000, 0)
+    judged = (args.queues, args.cohorts, args.workloads) == ENGINE_SHAPE and not args.nodes
     for mix in mixes:
         snapshot = with_nodes(build(args.queues, args.cohorts, args.workloads, mix=mix),
                               args.nodes)
