@@ -1,9 +1,20 @@
 """What the routers get from the application: a transaction per request, a readiness check.
 
-Dependencies that do no I/O are ``async def``: FastAPI runs a sync one in the threadpool,
-a hop per dependency per request. The hot read routes open their transaction inside their
-own (sync) endpoint through ``AppContext.session_scope`` for the same reason: the
-generator dependency ``ledger`` costs two more hops (enter, exit).
+Two rules keep what the API acknowledges durable and the event loop free (the admission
+loop shares it):
+
+- Every route that touches the ledger is a plain ``def``: FastAPI runs it in its threadpool,
+  so a statement that waits (on a lock, on a slow or partitioned server) blocks one worker
+  thread, never the loop. Only dependencies that do no I/O are ``async def`` (``raw_body``
+  reads the request on the loop, then the route parses and writes it in its thread).
+- A write opens its transaction inside the route (``with ctx.session_scope() as session``)
+  and builds its answer after the block, so the commit has happened, or failed as a 503,
+  before any 2xx exists. The generator dependency ``ledger`` would commit only after the
+  response was sent: it is for reads, and ``create_app`` refuses a write route that uses it.
+
+Dependencies that do no I/O are ``async def`` also because FastAPI runs a sync one in the
+threadpool, a hop per dependency per request; the hot read routes open their transaction
+inside their own endpoint through ``AppContext.session_scope`` for the same reason.
 """
 
 from __future__ import annotations
@@ -38,6 +49,8 @@ class AppContext:
     session_scope: SessionScope  # one transaction: commits on success, rolls back on error
     readiness: Callable[[], Readiness]
     tokens: Sequence[Grant] = ()  # none: every request allowed (loopback only, see api.auth)
+    metrics_open: bool = False  # GET /metrics without a token even when tokens are set
+    readiness_seconds: float = 3.0  # /readyz answers 503 when the check takes longer
 
 
 async def context(request: Request) -> AppContext:
@@ -51,12 +64,19 @@ async def quota_objects(request: Request) -> QuotaObjectCache:
     return cache
 
 
+async def raw_body(request: Request) -> bytes:
+    """The request body, read on the event loop (the route then works on it in a thread)."""
+    return await request.body()
+
+
 def ledger(ctx: Annotated[AppContext, Depends(context)]) -> Iterator[Ledger]:
-    """One session (one transaction) per request, handed to the router as a Ledger."""
+    """Reads only: one session (one transaction) per request, handed to the router as a
+    Ledger. Its block ends after the response is sent, so no write may use it."""
     with ctx.session_scope() as session:
         yield Ledger(session)
 
 
 LedgerDep = Annotated[Ledger, Depends(ledger)]
+RawBody = Annotated[bytes, Depends(raw_body)]
 ContextDep = Annotated[AppContext, Depends(context)]
 QuotaObjectsDep = Annotated[QuotaObjectCache, Depends(quota_objects)]

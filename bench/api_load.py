@@ -33,7 +33,7 @@ from sqlalchemy.orm import sessionmaker
 from berth import migrate
 from quota.apply import apply_objects, parse_texts
 from quota.ledger import Ledger
-from quota.ledger_notify import libpq_url
+from quota.ledger_connect import libpq_url
 
 GPU = "nvidia.com/gpu"
 NOW = datetime.now(UTC)
@@ -240,11 +240,10 @@ def serve(url: str, port: int) -> None:
 
     from api.app import create_app
     from api.deps import AppContext, Readiness
+    from quota.ledger_connect import ConnectionLimits, Transactions, create_engine
 
-    engine = sa.create_engine(url, pool_size=8)
-    context = AppContext(
-        sessionmaker(engine, expire_on_commit=False).begin, lambda: Readiness(True, "bench")
-    )
+    engine = create_engine(url, ConnectionLimits(), pool_size=8)
+    context = AppContext(Transactions(engine), lambda: Readiness(True, "bench"))
     uvicorn.run(
         create_app(context), host="127.0.0.1", port=port, log_level="warning", access_log=False
     )

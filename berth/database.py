@@ -8,12 +8,13 @@ from contextlib import contextmanager
 
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
 from berth import migrate
 from berth.embedded import EmbeddedPostgres
 from berth.settings import Settings
 from quota.errors import DatabaseUnavailable
+from quota.ledger_connect import Transactions, create_engine
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +29,7 @@ class Database:
         self.embedded: EmbeddedPostgres | None = None
         self.url = ""
         self._engine: sa.Engine | None = None
-        self._sessions: sessionmaker[Session] | None = None
+        self._transactions: Transactions | None = None
 
     @property
     def description(self) -> str:
@@ -46,7 +47,8 @@ class Database:
             admin_url = self.embedded.start()
             ensure_database(admin_url, EMBEDDED_DATABASE)
             self.url = self.embedded.url(EMBEDDED_DATABASE)
-        self._engine = sa.create_engine(self.url, pool_pre_ping=True)
+        self._engine = create_engine(self.url, self.settings.connection, pool_pre_ping=True)
+        self._transactions = Transactions(self._engine)
         check_connection(self._engine)
         if migrate_to_head:
             migrate.upgrade(self.url)
@@ -59,16 +61,18 @@ class Database:
 
     @contextmanager
     def session(self) -> Iterator[Session]:
-        """One transaction: committed when the block ends normally, rolled back on error."""
-        if self._sessions is None:
-            self._sessions = sessionmaker(self.engine, expire_on_commit=False)
-        with self._sessions.begin() as session:
+        """One transaction: committed when the block ends normally (a failed commit raises
+        ``DatabaseUnavailable``), rolled back on error."""
+        if self._transactions is None:
+            raise DatabaseUnavailable("the database is not open")
+        with self._transactions() as session:
             yield session
 
     def close(self) -> None:
         if self._engine is not None:
             self._engine.dispose()
             self._engine = None
+            self._transactions = None
         if self.embedded is not None:
             self.embedded.stop()
             self.embedded = None

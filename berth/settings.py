@@ -10,9 +10,11 @@ from pathlib import Path
 from admission.health import DEFAULT_DEVICE_ERROR_EXIT_CODES, HealthThresholds
 from berth.embedded import default_home
 from quota.errors import BerthError
+from quota.ledger_connect import DEFAULT_STATEMENT_SECONDS, ConnectionLimits
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+DEFAULT_LEASE_SECONDS = 15.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +25,12 @@ class Settings:
     port: int = DEFAULT_PORT
     health: HealthThresholds = field(default_factory=HealthThresholds)
     device_error_exit_codes: frozenset[int] = DEFAULT_DEVICE_ERROR_EXIT_CODES
+    # Every ledger connection's timeouts (BERTH_DB_STATEMENT_TIMEOUT, seconds).
+    connection: ConnectionLimits = field(default_factory=ConnectionLimits)
+    # How long the leader's lease lasts unless its loop renews it (BERTH_LEADER_LEASE_SECONDS).
+    lease_seconds: float = DEFAULT_LEASE_SECONDS
+    # GET /metrics without a token although tokens are set (BERTH_METRICS_OPEN=true).
+    metrics_open: bool = False
 
 
 def load(
@@ -41,6 +49,13 @@ def load(
         port=port or int(os.environ.get("BERTH_PORT") or DEFAULT_PORT),
         health=health_thresholds(os.environ),
         device_error_exit_codes=device_error_exit_codes(os.environ),
+        connection=ConnectionLimits(
+            statement_seconds=_seconds(
+                os.environ, "BERTH_DB_STATEMENT_TIMEOUT", DEFAULT_STATEMENT_SECONDS
+            )
+        ),
+        lease_seconds=_seconds(os.environ, "BERTH_LEADER_LEASE_SECONDS", DEFAULT_LEASE_SECONDS),
+        metrics_open=_flag(os.environ, "BERTH_METRICS_OPEN", False),
     )
 
 
@@ -84,6 +99,19 @@ def _count(env: Mapping[str, str], name: str, default: int, maximum: int | None 
         limit = f"0-{maximum}" if maximum is not None else "0 or more; 0 disables it"
         raise BerthError(f"{name}: {text!r} is not a whole number ({limit})", field=name)
     return int(text)
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.1 <= value <= 86_400:
+        raise BerthError(f"{name}: {text!r} is not a number of seconds (0.1-86400)", field=name)
+    return value
 
 
 def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:

@@ -24,6 +24,9 @@ _SHUTDOWN = {"57P01", "57P02", "57P03"}  # admin/crash shutdown, cannot connect 
 _UNIQUE = "23505"
 _FOREIGN_KEY = "23503"
 _RETRYABLE = {"40001", "40P01"}  # serialization failure, deadlock
+# statement_timeout, lock_not_available, idle_in_transaction_session_timeout: the ledger did
+# not answer in time (quota.ledger_connect); nothing of the transaction was committed.
+_TIMED_OUT = {"57014", "55P03", "25P03"}
 _BAD_VALUE = {"23502", "23514", "22003", "22P02", "22007", "22008"}
 
 
@@ -41,6 +44,8 @@ def translate(error: sa_exc.DBAPIError) -> BerthError | None:
         return None
     if sqlstate.startswith(_CONNECTION_CLASS) or sqlstate in _SHUTDOWN:
         return DatabaseUnavailable(f"the ledger database is unreachable: {orig}".strip())
+    if sqlstate in _TIMED_OUT:
+        return DatabaseUnavailable(f"the ledger database did not answer in time: {orig}".strip())
     if sqlstate == _UNIQUE:
         return Conflict(f"already exists: {detail}")
     if sqlstate == _FOREIGN_KEY:

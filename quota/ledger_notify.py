@@ -12,29 +12,26 @@ import contextlib
 
 import psycopg
 
+from quota.ledger_connect import ConnectionLimits, libpq_options, libpq_url
+
 CHANNEL = "berth_changes"
-
-
-def libpq_url(url: str) -> str:
-    """A SQLAlchemy URL (``postgresql+psycopg://…``) as psycopg itself takes it."""
-    for prefix in ("postgresql+psycopg://", "postgresql+psycopg2://"):
-        if url.startswith(prefix):
-            return "postgresql://" + url[len(prefix) :]
-    return url
 
 
 class ChangeListener:
     """Holds one LISTEN connection; ``wait`` returns early when a change is notified."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, limits: ConnectionLimits | None = None) -> None:
         self.url = libpq_url(url)
+        self.limits = limits or ConnectionLimits()
         self._connection: psycopg.AsyncConnection[tuple[object, ...]] | None = None
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.failed: BaseException | None = None
 
     async def open(self) -> None:
-        self._connection = await psycopg.AsyncConnection.connect(self.url, autocommit=True)
+        self._connection = await psycopg.AsyncConnection.connect(
+            self.url, autocommit=True, **libpq_options(self.limits)
+        )
         await self._connection.execute(f"LISTEN {CHANNEL}")
         self._task = asyncio.create_task(self._listen(self._connection))
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
-from api.deps import LedgerDep
+from api.deps import ContextDep, RawBody
 from quota.apply import apply_objects, parse_texts
+from quota.ledger import Ledger
 
 router = APIRouter(prefix="/api/v1", tags=["apply"])
 
@@ -22,11 +23,11 @@ router = APIRouter(prefix="/api/v1", tags=["apply"])
         }
     },
 )
-async def apply(request: Request, ledger: LedgerDep) -> dict[str, object]:
+def apply(body: RawBody, request: Request, ctx: ContextDep) -> dict[str, object]:
     """Create or replace the objects of a multi-document YAML or JSON body."""
-    text = (await request.body()).decode("utf-8", errors="replace")
-    objects = parse_texts([("request", text)])
-    result = apply_objects(ledger, objects, actor=_actor(request))
+    objects = parse_texts([("request", body.decode("utf-8", errors="replace"))])
+    with ctx.session_scope() as session:
+        result = apply_objects(Ledger(session), objects, actor=_actor(request))
     return {
         "changes": [{"kind": c.kind, "name": c.name, "action": c.action} for c in result.changes],
         "warnings": [w.to_dict() for w in result.warnings],

@@ -9,9 +9,10 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from pydantic import Field
+from sqlalchemy.orm import Session
 
 from admission.health import operator_move
-from api.deps import LedgerDep
+from api.deps import ContextDep, LedgerDep
 from api.schemas.base import Schema
 from quota import ledger_nodes
 from quota.errors import Conflict, InvalidInput, NotFound, Problem
@@ -83,11 +84,19 @@ def node_health(ledger: LedgerDep) -> NodeHealthList:
 
 
 @actions.post("/nodes/{name}/health", response_model=Transition, response_model_by_alias=True)
-def set_health(name: str, body: HealthRequest, request: Request, ledger: LedgerDep) -> Transition:
+def set_health(name: str, body: HealthRequest, request: Request, ctx: ContextDep) -> Transition:
     """Move a node to another health state, as an operator (repair workflow)."""
     target = _state(body.state, "state")
     expected = None if body.expected_state is None else _state(body.expected_state, "expectedState")
-    session = ledger.session
+    with ctx.session_scope() as session:
+        done = _move(session, name, target, expected, body.why, _actor(request))
+    return _transition(done)
+
+
+def _move(
+    session: Session, name: str, target: NodeHealth, expected: NodeHealth | None, why: str,
+    actor: str,
+) -> HealthTransition:
     current = ledger_nodes.node_state(session, name, for_update=True)
     if current is None:
         raise NotFound(f"node {name} does not exist", field="name")
@@ -99,11 +108,8 @@ def set_health(name: str, body: HealthRequest, request: Request, ledger: LedgerD
     refused = operator_move(name, current.health, target)
     if refused is not None:
         raise Conflict(refused, field="state")
-    why = body.why.strip() or f"moved to {target} by an operator"
-    done = ledger_nodes.set_health(
-        session, name, current.health, target, why=why, actor=_actor(request)
-    )
-    return _transition(done)
+    why = why.strip() or f"moved to {target} by an operator"
+    return ledger_nodes.set_health(session, name, current.health, target, why=why, actor=actor)
 
 
 @reads.get("/nodes/{name}/history", response_model=NodeHistory, response_model_by_alias=True)

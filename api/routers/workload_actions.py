@@ -12,9 +12,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from admission.submit import finish_workload, submit_workload
-from api.deps import LedgerDep
+from api.deps import ContextDep, RawBody
 from quota.checkpoints import parse_time
 from quota.errors import InvalidInput, Problem
+from quota.ledger import Ledger
 from quota.ledger_checkpoints import record_checkpoint
 from quota.ledger_codec import admission_json
 from quota.quantity import format_resources
@@ -38,19 +39,23 @@ CLOCK_SKEW = timedelta(minutes=1)  # a reporter's clock may run a little ahead o
         }
     },
 )
-async def submit(request: Request, ledger: LedgerDep) -> JSONResponse:
+def submit(body: RawBody, request: Request, ctx: ContextDep) -> JSONResponse:
     """Submit a batch/v1 Job or Kueue Workload manifest (YAML or JSON) as a pending workload."""
-    doc = _document((await request.body()).decode("utf-8", errors="replace"))
-    workload = submit_workload(ledger, doc, now=datetime.now(UTC), actor=_actor(request))
+    doc = _document(body.decode("utf-8", errors="replace"))
+    with ctx.session_scope() as session:
+        workload = submit_workload(
+            Ledger(session), doc, now=datetime.now(UTC), actor=_actor(request)
+        )
     return JSONResponse(workload_json(workload), status_code=201)
 
 
 @router.post("/workloads/{namespace}/{name}/finish")
-def finish(namespace: str, name: str, request: Request, ledger: LedgerDep) -> dict[str, Any]:
+def finish(namespace: str, name: str, request: Request, ctx: ContextDep) -> dict[str, Any]:
     """Mark a workload finished: the quota it held is released."""
-    workload = finish_workload(
-        ledger, namespace, name, now=datetime.now(UTC), actor=_actor(request)
-    )
+    with ctx.session_scope() as session:
+        workload = finish_workload(
+            Ledger(session), namespace, name, now=datetime.now(UTC), actor=_actor(request)
+        )
     return workload_json(workload)
 
 
@@ -74,17 +79,18 @@ def finish(namespace: str, name: str, request: Request, ledger: LedgerDep) -> di
         }
     },
 )
-async def checkpointed(
-    namespace: str, name: str, request: Request, ledger: LedgerDep
+def checkpointed(
+    namespace: str, name: str, body: RawBody, request: Request, ctx: ContextDep
 ) -> dict[str, Any]:
     """The workload saved a checkpoint (``at``, default now; ``location`` optional). An
     evicting victim is then suspended and requeued at once instead of at its deadline."""
     now = datetime.now(UTC)
-    at, location = _checkpoint_body(await request.body(), now)
-    workload, _ = record_checkpoint(
-        ledger.session, namespace, name, at=at, location=location, now=now,
-        actor=_actor(request),
-    )
+    at, location = _checkpoint_body(body, now)
+    with ctx.session_scope() as session:
+        workload, _ = record_checkpoint(
+            session, namespace, name, at=at, location=location, now=now,
+            actor=_actor(request),
+        )
     return workload_json(workload)
 
 

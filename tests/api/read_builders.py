@@ -4,26 +4,21 @@ real admission loop on a settable clock, and a Berth server (optionally with tok
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
-import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 import sqlalchemy as sa
-import uvicorn
+from served import served
 from sqlalchemy.orm import sessionmaker
 
 from admission.actuation import Actuation
 from admission.loop import AdmissionLoop
 from admission.submit import finish_workload, submit_workload
-from api.app import create_app
 from api.auth import Grant
-from api.deps import AppContext, Readiness
 from quota.apply import apply_objects, parse_texts
 from quota.ledger import Ledger
 
@@ -109,36 +104,6 @@ class World:
         self.engine.dispose()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@contextmanager
-def serve(url: str, tokens: Sequence[Grant] = ()) -> Iterator[httpx.Client]:
+def serve(url: str, tokens: Sequence[Grant] = ()) -> contextlib.AbstractContextManager[httpx.Client]:
     """Berth under uvicorn on a loopback port over ``url``; a client for it."""
-    engine = sa.create_engine(url)
-    context = AppContext(
-        session_scope=sessionmaker(engine, expire_on_commit=False).begin,
-        readiness=lambda: Readiness(True, "test"),
-        tokens=tuple(tokens),
-    )
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(context), host="127.0.0.1", port=_free_port(),
-                       log_level="warning")
-    )  # fmt: skip
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "the test API server did not start"
-        time.sleep(0.02)
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{server.config.port}", timeout=30) as client:
-            yield client
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        engine.dispose()
+    return served(url, tokens)

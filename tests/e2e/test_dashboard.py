@@ -22,9 +22,7 @@ from typing import Any
 
 import httpx
 import pytest
-import sqlalchemy as sa
 import uvicorn
-from sqlalchemy.orm import sessionmaker
 
 from admission.actuation import StandaloneActuator
 from admission.loop import AdmissionLoop
@@ -35,6 +33,7 @@ from api.deps import AppContext, Readiness
 from api.routers.dashboard import asset_path
 from quota.apply import apply_objects, parse_texts
 from quota.ledger import Ledger
+from quota.ledger_connect import ConnectionLimits, Transactions, create_engine
 
 pytestmark = pytest.mark.db
 
@@ -148,8 +147,8 @@ def _free_port() -> int:
 @contextlib.contextmanager
 def _serving(db_url: str, tokens: tuple[Grant, ...] = ()) -> Iterator[str]:
     """Base URL of Berth's API and dashboard over a seeded ledger."""
-    engine = sa.create_engine(db_url)
-    sessions = sessionmaker(engine, expire_on_commit=False).begin
+    engine = create_engine(db_url, ConnectionLimits())
+    sessions = Transactions(engine)
     # Its own thread: Playwright's sync API may already run an event loop in this one.
     with ThreadPoolExecutor(1) as pool:
         pool.submit(asyncio.run, _seed(sessions)).result()

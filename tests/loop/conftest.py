@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 import sqlalchemy as sa
-import uvicorn
-from loop_builders import Ledgered, RecordingActuator, free_port
+from loop_builders import Ledgered, RecordingActuator
+from served import served
 from sqlalchemy.orm import sessionmaker
 
 from admission.loop import AdmissionLoop
-from api.app import create_app
-from api.deps import AppContext, Readiness
 
 _HERE = Path(__file__).parent
 
@@ -49,24 +45,5 @@ def loop(ledgered: Ledgered, actuator: RecordingActuator) -> AdmissionLoop:
 @pytest.fixture
 def api(db_url: str) -> Iterator[httpx.Client]:
     """The app ``berth serve`` builds, under uvicorn on a loopback port, over ``db_url``."""
-    engine = sa.create_engine(db_url)
-    context = AppContext(
-        session_scope=sessionmaker(engine, expire_on_commit=False).begin,
-        readiness=lambda: Readiness(True, "test"),
-    )
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(context), host="127.0.0.1", port=free_port(), log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "the test API server did not start"
-        time.sleep(0.02)
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{server.config.port}", timeout=10) as client:
-            yield client
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        engine.dispose()
+    with served(db_url, timeout=10) as client:
+        yield client

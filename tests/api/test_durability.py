@@ -1,0 +1,257 @@
+"""What the API acknowledges is committed, and no request blocks the server: a 2xx only after
+the commit, a failed commit is a 503, concurrent writes of one name end in one 201 and
+409s, and ``/healthz`` answers while writes wait on locks, on big bodies or on a silent
+database."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import sqlalchemy as sa
+import yaml
+from read_builders import job, pool
+from served import engine_for, running, served
+from tcp_proxy import proxied
+
+from api.app import create_app
+from api.deps import AppContext
+from berth import settings
+from berth.database import Database
+from berth.readiness import ReadinessCheck
+from quota.ledger_connect import ConnectionLimits
+
+pytestmark = pytest.mark.db
+
+LIVENESS = 60.0  # seconds: a wait that fails only when the thing never happens
+HEALTHZ_BOUND = 0.1  # seconds: /healthz is answered by the event loop alone
+
+
+def _count(url: str, sql: str, **params: Any) -> int:
+    engine = sa.create_engine(url, poolclass=sa.NullPool)
+    try:
+        with engine.connect() as connection:
+            return int(connection.execute(sa.text(sql), params).scalar_one())
+    finally:
+        engine.dispose()
+
+
+class HealthProbe:
+    """Asks ``/healthz`` every few milliseconds on its own connection while a test works;
+    the slowest answer and the failures."""
+
+    def __init__(self, base_url: str) -> None:
+        self.client = httpx.Client(base_url=base_url, timeout=LIVENESS)
+        self.slowest = 0.0
+        self.answers = 0
+        self.failures: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> HealthProbe:
+        self._thread.start()
+        deadline = time.monotonic() + LIVENESS
+        while self.answers == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join(LIVENESS)
+        self.client.close()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            started = time.perf_counter()
+            try:
+                status = self.client.get("/healthz").status_code
+            except httpx.HTTPError as exc:
+                self.failures.append(repr(exc))
+                continue
+            self.slowest = max(self.slowest, time.perf_counter() - started)
+            self.answers += 1
+            if status != 200:
+                self.failures.append(f"status {status}")
+            time.sleep(0.005)
+
+
+def test_a_read_right_after_a_201_finds_the_workload(db_url: str) -> None:
+    with served(db_url) as api:
+        assert api.post("/api/v1/apply", content=pool(("team-a", 4))).status_code == 200
+        missing = []
+        for i in range(100):
+            created = api.post("/api/v1/workloads", json=job(f"w-{i}", 1, "team-a"))
+            assert created.status_code == 201, created.text
+            if api.get(f"/api/v1/workloads/team-a/w-{i}").status_code != 200:
+                missing.append(i)
+    assert missing == []
+
+
+def test_twenty_parallel_submissions_of_one_name_give_one_201_and_the_loop_keeps_answering(
+    db_url: str,
+) -> None:
+    with served(db_url) as api:
+        assert api.post("/api/v1/apply", content=pool(("team-a", 4))).status_code == 200
+        barrier = threading.Barrier(20)
+
+        def submit(_: int) -> int:
+            with httpx.Client(base_url=str(api.base_url), timeout=LIVENESS) as client:
+                barrier.wait()
+                return client.post("/api/v1/workloads", json=job("same", 1, "team-a")).status_code
+
+        with HealthProbe(str(api.base_url)) as health, ThreadPoolExecutor(20) as pool_:
+            statuses = sorted(pool_.map(submit, range(20)))
+        assert statuses == [201] + [409] * 19
+        assert health.failures == []
+        assert health.slowest < HEALTHZ_BOUND, f"/healthz took {health.slowest:.3f}s"
+    assert _count(db_url, "SELECT count(*) FROM workloads WHERE name = 'same'") == 1
+
+
+def test_every_acknowledged_submission_survives_connections_being_killed(db_url: str) -> None:
+    """Berth's database connections are terminated every 25 ms while a client submits: some
+    submissions fail (503, never a 500), none that got a 201 is missing afterwards."""
+    database = sa.make_url(db_url).database
+    acknowledged: list[str] = []
+    failed: list[int] = []
+    with served(db_url) as api:
+        assert api.post("/api/v1/apply", content=pool(("team-a", 4))).status_code == 200
+        stop = threading.Event()
+
+        def killer() -> None:
+            engine = sa.create_engine(db_url, poolclass=sa.NullPool)
+            with engine.connect() as connection:
+                connection.execute(sa.text("SET application_name = 'killer'"))
+                while not stop.is_set():
+                    connection.execute(
+                        sa.text(
+                            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                            "datname = :db AND pid <> pg_backend_pid()"
+                        ),
+                        {"db": database},
+                    )
+                    connection.commit()
+                    time.sleep(0.025)
+            engine.dispose()
+
+        thread = threading.Thread(target=killer, daemon=True)
+        thread.start()
+        try:
+            for i in range(150):
+                response = api.post("/api/v1/workloads", json=job(f"k-{i}", 1, "team-a"))
+                if response.status_code == 201:
+                    acknowledged.append(f"k-{i}")
+                else:
+                    failed.append(response.status_code)
+        finally:
+            stop.set()
+            thread.join(LIVENESS)
+    assert set(failed) <= {503, 409}, failed  # 409: a retried name that did commit
+    assert acknowledged, "no submission got through at all"
+    found = _count(
+        db_url, "SELECT count(*) FROM workloads WHERE name = ANY(:names)", names=acknowledged
+    )
+    assert found == len(acknowledged)
+
+
+def test_a_statement_waiting_on_a_lock_ends_in_a_503_and_writes_nothing(db_url: str) -> None:
+    limits = ConnectionLimits(statement_seconds=0.5)
+    with served(db_url, limits=limits) as api:
+        assert api.post("/api/v1/apply", content=pool(("team-a", 4))).status_code == 200
+        engine = sa.create_engine(db_url, poolclass=sa.NullPool)
+        with engine.connect() as blocker, HealthProbe(str(api.base_url)) as health:
+            blocker.execute(sa.text("LOCK TABLE workloads IN ACCESS EXCLUSIVE MODE"))
+            response = api.post("/api/v1/workloads", json=job("locked-out", 1, "team-a"))
+            blocker.rollback()
+        engine.dispose()
+        assert response.status_code == 503, response.text
+        assert response.json()["error"]["code"] == "DatabaseUnavailable"
+        assert "did not answer in time" in response.json()["error"]["message"]
+        assert health.failures == []
+        assert health.slowest < HEALTHZ_BOUND, f"/healthz took {health.slowest:.3f}s"
+        assert api.post("/api/v1/workloads", json=job("locked-out", 1, "team-a")).status_code == 201
+    assert _count(db_url, "SELECT count(*) FROM workloads WHERE name = 'locked-out'") == 1
+
+
+def test_a_one_mebibyte_apply_does_not_hold_up_healthz(db_url: str) -> None:
+    flavors = []
+    while sum(len(f) for f in flavors) < 1000 * 1024:
+        name = f"flavor-{len(flavors):05d}"
+        flavors.append(yaml.safe_dump({
+            "apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ResourceFlavor",
+            "metadata": {"name": name, "labels": {"berth.dev/pad": "x" * 40}},
+            "spec": {"nodeLabels": {"gpu": name}},
+        }))  # fmt: skip
+    body = "---\n".join(flavors)
+    assert len(body) < 1024 * 1024  # under the body limit
+    with served(db_url) as api, HealthProbe(str(api.base_url)) as health:
+        response = api.post(
+            "/api/v1/apply", content=body, headers={"content-type": "application/yaml"}
+        )
+    assert response.status_code == 200, response.text[:500]
+    assert len(response.json()["changes"]) == len(flavors)
+    assert health.failures == []
+    assert health.answers > 1
+    assert health.slowest < HEALTHZ_BOUND, f"/healthz took {health.slowest:.3f}s"
+
+
+@pytest.fixture
+def partitioned(db_url: str, tmp_path: Path) -> Iterator[tuple[Callable[[], None], httpx.Client]]:
+    """Berth (its real database and readiness check) reaching PostgreSQL through a proxy
+    the test can freeze; yields (freeze, client)."""
+    with proxied(db_url) as (proxy, url):
+        config = settings.load(database_url=url, home=str(tmp_path))
+        database = Database(config)
+        database.open(migrate_to_head=False)
+        context = AppContext(
+            session_scope=database.session,
+            readiness=ReadinessCheck(database),
+            readiness_seconds=1.0,
+        )
+        try:
+            with running(create_app(context)) as base, httpx.Client(
+                base_url=base, timeout=LIVENESS
+            ) as client:
+                assert client.post("/api/v1/apply", content=pool(("team-a", 4))).status_code == 200
+                yield proxy.freeze, client
+                proxy.thaw()
+        finally:
+            proxy.thaw()
+            database.close()
+
+
+def test_during_a_silent_partition_healthz_answers_and_readyz_says_unavailable(
+    partitioned: tuple[Callable[[], None], httpx.Client],
+) -> None:
+    freeze, api = partitioned
+    assert api.get("/readyz").status_code == 200
+    freeze()
+    outcome: list[int | str] = []
+
+    def in_flight() -> None:
+        try:
+            outcome.append(api.post("/api/v1/workloads", json=job("stuck", 1, "team-a")).status_code)
+        except httpx.HTTPError as exc:
+            outcome.append(repr(exc))
+
+    writer = threading.Thread(target=in_flight, daemon=True)
+    writer.start()
+    with HealthProbe(str(api.base_url)) as health:
+        ready = api.get("/readyz")
+        again = api.get("/readyz")  # a second probe while the first check still hangs
+    assert health.failures == []
+    assert health.slowest < HEALTHZ_BOUND, f"/healthz took {health.slowest:.3f}s"
+    assert ready.status_code == again.status_code == 503
+    assert "did not finish within 1s" in ready.json()["detail"]
+    assert outcome == []  # still waiting on the silent database, and nothing else is
+
+
+def test_engines_carry_the_statement_timeout(db_url: str) -> None:
+    with engine_for(db_url, ConnectionLimits(statement_seconds=7)) as engine, engine.connect() as c:
+        assert c.execute(sa.text("SHOW statement_timeout")).scalar_one() == "7s"
+        assert c.execute(sa.text("SHOW idle_in_transaction_session_timeout")).scalar_one() == "14s"
