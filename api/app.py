@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import Depends, FastAPI
+import inspect
 
-from api import auth, errors, metrics
+from fastapi import Depends, FastAPI
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute
+
+from api import auth, deps, errors, metrics
 from api.body_limit import BodyLimit
 from api.deps import AppContext
 from api.input_guard import no_nul
@@ -21,6 +25,8 @@ from api.routers import (
     workloads,
 )
 from quota.ledger_read_queue_cache import QuotaObjectCache
+
+READS = frozenset({"GET", "HEAD"})
 
 
 def create_app(context: AppContext) -> FastAPI:
@@ -39,11 +45,10 @@ def create_app(context: AppContext) -> FastAPI:
     read = [Depends(no_nul), Depends(auth.reader)]
     admin = [Depends(no_nul), Depends(auth.admin)]
     app.include_router(health.router)
-    metrics.install(app, context)
+    metrics.install(app, context, dependencies=[] if context.metrics_open else read)
     app.include_router(apply.router, dependencies=admin)
     app.include_router(workload_actions.router, dependencies=admin)
     app.include_router(simulate.router, dependencies=admin)
-    app.include_router(webhook.router)
     app.include_router(dashboard.router)
     app.include_router(nodes.actions, dependencies=admin)
     app.include_router(nodes.reads, dependencies=read)
@@ -51,4 +56,49 @@ def create_app(context: AppContext) -> FastAPI:
     app.include_router(status.router, dependencies=read)
     # last: its /{plural} paths would shadow fixed ones
     app.include_router(objects.router, dependencies=read)
+    check_routes(app)
     return app
+
+
+def create_webhook_app() -> FastAPI:
+    """The mutating webhook alone, for its HTTPS listener: the API server calls it without a
+    bearer token (TLS authenticates Berth to it), so no API route may be reachable there."""
+    app = FastAPI(title="Berth admission webhook", version="0.1.0")
+    errors.install(app)
+    app.add_middleware(BodyLimit)
+    app.add_api_route("/healthz", health.healthz, methods=["GET"], tags=["health"])
+    app.include_router(webhook.router)
+    return app
+
+
+def check_routes(app: FastAPI) -> None:
+    """Refuse, at start, a route that could acknowledge before committing or block the
+    event loop: a write using the read-only ``ledger`` dependency (its commit would run
+    after the response), or an ``async def`` route that reaches the ledger."""
+    for route in app.routes:
+        if not isinstance(route, APIRoute):
+            continue
+        calls = set(_calls(route.dependant))
+        methods = route.methods or set()
+        if methods - READS and deps.ledger in calls:
+            raise RuntimeError(
+                f"{sorted(methods)} {route.path}: a write must open its transaction in "
+                "the route (ctx.session_scope), not through the read-only ledger dependency"
+            )
+        reaches_ledger = deps.ledger in calls or deps.context in calls
+        if reaches_ledger and inspect.iscoroutinefunction(route.endpoint):
+            raise RuntimeError(
+                f"{route.path}: a route that reaches the ledger must be a plain def (it runs "
+                "in the threadpool, off the event loop the admission loop shares)"
+            )
+
+
+def _calls(dependant: Dependant) -> list[object]:
+    """What a route's dependencies call, except inside the token checks (they only read the
+    context's token list)."""
+    found: list[object] = []
+    for sub in dependant.dependencies:
+        found.append(sub.call)
+        if sub.call not in (auth.reader, auth.admin):
+            found.extend(_calls(sub))
+    return found

@@ -23,6 +23,9 @@ from api.deps import ContextDep
 from quota.errors import BerthError
 
 TOKENS_ENV = "BERTH_TOKENS"
+MIN_TOKEN_LENGTH = 16
+MIN_TOKEN_SYMBOLS = 6  # distinct characters: refuses "aaaa…", "abab…"
+MAKE_ONE = "make one with: openssl rand -hex 24"
 
 
 class Role(StrEnum):
@@ -54,7 +57,7 @@ class Grant:
 
 def parse_tokens(text: str) -> tuple[Grant, ...]:
     """Grants from ``token:role[:ns1|ns2],…``; ``ValueError`` says which entry is wrong."""
-    grants = []
+    grants: list[Grant] = []
     for index, entry in enumerate(e.strip() for e in text.split(",")):
         if not entry:
             continue
@@ -62,6 +65,9 @@ def parse_tokens(text: str) -> tuple[Grant, ...]:
         where = f"{TOKENS_ENV} entry {index + 1}"
         if len(parts) not in (2, 3) or not parts[0]:
             raise ValueError(f"{where}: expected token:role or token:read:ns-a|ns-b")
+        _check_strength(parts[0], where)
+        if any(hmac.compare_digest(parts[0].encode(), g.token.encode()) for g in grants):
+            raise ValueError(f"{where}: the same token is given twice; each must be distinct")
         try:
             role = Role(parts[1])
         except ValueError:
@@ -75,6 +81,20 @@ def parse_tokens(text: str) -> tuple[Grant, ...]:
                 raise ValueError(f"{where}: name at least one namespace after the role")
         grants.append(Grant(parts[0], role, namespaces))
     return tuple(grants)
+
+
+def _check_strength(token: str, where: str) -> None:
+    """Refuse a token that is easy to guess (the message never repeats the token)."""
+    if len(token) < MIN_TOKEN_LENGTH:
+        raise ValueError(
+            f"{where}: a token must be at least {MIN_TOKEN_LENGTH} characters, this one has "
+            f"{len(token)}; {MAKE_ONE}"
+        )
+    if len(set(token)) < MIN_TOKEN_SYMBOLS:
+        raise ValueError(
+            f"{where}: a token must use at least {MIN_TOKEN_SYMBOLS} different characters; "
+            f"{MAKE_ONE}"
+        )
 
 
 def tokens_from_env(env: Mapping[str, str] | None = None) -> tuple[Grant, ...]:

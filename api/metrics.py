@@ -7,8 +7,8 @@ timings are process-local, fed by the admission loop through ``observe_cycle``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
@@ -148,9 +148,10 @@ def registry_for(context: AppContext) -> CollectorRegistry:
     return registry
 
 
-def install(app: FastAPI, context: AppContext) -> None:
+def install(app: FastAPI, context: AppContext, *, dependencies: Sequence[Any] = ()) -> None:
+    """Serve ``/metrics`` behind ``dependencies`` (a token check unless metrics are open)."""
     app.state.berth_metrics = registry_for(context)
-    app.include_router(router)
+    app.include_router(router, dependencies=list(dependencies))
 
 
 @router.get("/metrics", response_class=Response)

@@ -15,7 +15,8 @@ from berth.client import ApiError, BerthClient
 
 pytestmark = pytest.mark.db
 
-TOKENS = parse_tokens("root-secret:admin,look-secret:read,tenant-secret:read:team-a")
+A, B, C = "d3b07384d113edec49eaa623", "c157a79031e1c40f85931829", "6b86b273ff34fce19d6b804e"
+TOKENS = parse_tokens("root-secret-token-1:admin,look-secret-token-2:read,tenant-secret-token-3:read:team-a")
 FLAVOR = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: a100}\n"
 
 
@@ -49,18 +50,18 @@ def _count(url: str, table: str) -> int:
     [
         pytest.param(None, "GET", "/api/v1/workloads", 401, id="no token"),
         pytest.param("guess", "GET", "/api/v1/clusterqueues/team-a", 401, id="a wrong token"),
-        pytest.param("look-secret", "GET", "/api/v1/workloads/team-b/theirs", 200, id="read token reads"),
-        pytest.param("look-secret", "POST", "/api/v1/apply", 403, id="read token cannot apply"),
-        pytest.param("look-secret", "POST", "/api/v1/workloads/team-a/mine/finish", 403, id="read token cannot finish"),
-        pytest.param("look-secret", "POST", "/api/v1/simulate", 403, id="read token cannot simulate"),
-        pytest.param("look-secret", "POST", "/api/v1/workloads/team-a/mine/checkpointed", 403, id="read token cannot report a checkpoint"),
-        pytest.param("look-secret", "GET", "/api/v1/borrowing", 200, id="read token reads who owes whom"),
-        pytest.param("root-secret", "POST", "/api/v1/apply", 200, id="admin token applies"),
-        pytest.param("root-secret", "GET", "/api/v1/resourceflavors", 200, id="admin token reads"),
-        pytest.param("tenant-secret", "GET", "/api/v1/workloads/team-a/mine", 200, id="tenant reads its namespace"),
-        pytest.param("tenant-secret", "GET", "/api/v1/workloads/team-b/theirs", 403, id="tenant cannot read another namespace"),
-        pytest.param("tenant-secret", "GET", "/api/v1/workloads/team-b/theirs/history", 403, id="nor its history"),
-        pytest.param("tenant-secret", "GET", "/api/v1/workloads?namespace=team-b", 403, id="nor list it"),
+        pytest.param("look-secret-token-2", "GET", "/api/v1/workloads/team-b/theirs", 200, id="read token reads"),
+        pytest.param("look-secret-token-2", "POST", "/api/v1/apply", 403, id="read token cannot apply"),
+        pytest.param("look-secret-token-2", "POST", "/api/v1/workloads/team-a/mine/finish", 403, id="read token cannot finish"),
+        pytest.param("look-secret-token-2", "POST", "/api/v1/simulate", 403, id="read token cannot simulate"),
+        pytest.param("look-secret-token-2", "POST", "/api/v1/workloads/team-a/mine/checkpointed", 403, id="read token cannot report a checkpoint"),
+        pytest.param("look-secret-token-2", "GET", "/api/v1/borrowing", 200, id="read token reads who owes whom"),
+        pytest.param("root-secret-token-1", "POST", "/api/v1/apply", 200, id="admin token applies"),
+        pytest.param("root-secret-token-1", "GET", "/api/v1/resourceflavors", 200, id="admin token reads"),
+        pytest.param("tenant-secret-token-3", "GET", "/api/v1/workloads/team-a/mine", 200, id="tenant reads its namespace"),
+        pytest.param("tenant-secret-token-3", "GET", "/api/v1/workloads/team-b/theirs", 403, id="tenant cannot read another namespace"),
+        pytest.param("tenant-secret-token-3", "GET", "/api/v1/workloads/team-b/theirs/history", 403, id="nor its history"),
+        pytest.param("tenant-secret-token-3", "GET", "/api/v1/workloads?namespace=team-b", 403, id="nor list it"),
         pytest.param(None, "GET", "/healthz", 200, id="liveness needs no token"),
     ],
 )
@@ -78,12 +79,12 @@ def test_401_carries_the_bearer_challenge(api: httpx.Client) -> None:
 
 def test_refused_mutation_writes_nothing(world: World, api: httpx.Client) -> None:
     before = _count(world.url, "resource_flavors")
-    api.post("/api/v1/apply", content=FLAVOR, headers={"authorization": "Bearer look-secret"})
+    api.post("/api/v1/apply", content=FLAVOR, headers={"authorization": "Bearer look-secret-token-2"})
     assert _count(world.url, "resource_flavors") == before
 
 
 def test_tenant_lists_only_its_namespaces(api: httpx.Client) -> None:
-    body = api.get("/api/v1/workloads", headers={"authorization": "Bearer tenant-secret"}).json()
+    body = api.get("/api/v1/workloads", headers={"authorization": "Bearer tenant-secret-token-3"}).json()
     assert [item["name"] for item in body["items"]] == ["mine"]
 
 
@@ -100,7 +101,8 @@ def test_tenant_sees_work_ahead_but_not_other_tenants_names(db_url: str) -> None
         w.advance(seconds=1)  # FIFO: submission order decides
     w.cycle()
     with serve(db_url, TOKENS) as api:
-        body = api.get("/api/v1/workloads/team-a/mine", headers={"authorization": "Bearer tenant-secret"}).json()
+        body = api.get("/api/v1/workloads/team-a/mine", headers={"authorization": "Bearer tenant-secret-token-3"}).json()
+    print("BODY", body)
     w.close()
     assert [(a["namespace"], a["name"], a["requests"]) for a in body["ahead"]] == [
         ("(another namespace)", "(another namespace)", {"nvidia.com/gpu": "4"})
@@ -110,7 +112,7 @@ def test_tenant_sees_work_ahead_but_not_other_tenants_names(db_url: str) -> None
 def test_oversize_body_is_413_and_writes_nothing(world: World, api: httpx.Client) -> None:
     before = _count(world.url, "audit_log")
     body = FLAVOR + "#" + "x" * (1024 * 1024) + "\n"
-    response = api.post("/api/v1/apply", content=body, headers={"authorization": "Bearer root-secret"})
+    response = api.post("/api/v1/apply", content=body, headers={"authorization": "Bearer root-secret-token-1"})
     assert response.status_code == 413
     assert response.json()["error"]["code"] == "PayloadTooLarge"
     assert _count(world.url, "audit_log") == before
@@ -122,7 +124,7 @@ def test_streamed_oversize_body_is_413(api: httpx.Client) -> None:
         for _ in range(5):
             yield b"#" + b"x" * 300_000 + b"\n"
 
-    response = api.post("/api/v1/apply", content=chunks(), headers={"authorization": "Bearer root-secret"})
+    response = api.post("/api/v1/apply", content=chunks(), headers={"authorization": "Bearer root-secret-token-1"})
     assert response.status_code == 413
 
 
@@ -130,7 +132,7 @@ def test_malformed_workload_is_422_naming_the_field_and_writes_nothing(world: Wo
     before = _count(world.url, "workloads")
     doc = job("broken", 1, "team-a")
     del doc["metadata"]["name"]
-    response = api.post("/api/v1/workloads", json=doc, headers={"authorization": "Bearer root-secret"})
+    response = api.post("/api/v1/workloads", json=doc, headers={"authorization": "Bearer root-secret-token-1"})
     assert response.status_code == 422
     assert response.json()["error"]["field"] == "metadata.name"
     assert _count(world.url, "workloads") == before
@@ -139,9 +141,9 @@ def test_malformed_workload_is_422_naming_the_field_and_writes_nothing(world: Wo
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        pytest.param("a:admin", (Grant("a", Role.ADMIN),), id="one admin token"),
-        pytest.param(" a:admin , b:read ", (Grant("a", Role.ADMIN), Grant("b", Role.READ)), id="spaces around entries"),
-        pytest.param("t:read:x|y", (Grant("t", Role.READ, frozenset({"x", "y"})),), id="tenant token with namespaces"),
+        pytest.param(f"{A}:admin", (Grant(A, Role.ADMIN),), id="one admin token"),
+        pytest.param(f" {A}:admin , {B}:read ", (Grant(A, Role.ADMIN), Grant(B, Role.READ)), id="spaces around entries"),
+        pytest.param(f"{C}:read:x|y", (Grant(C, Role.READ, frozenset({"x", "y"})),), id="tenant token with namespaces"),
         pytest.param("", (), id="none configured"),
     ],
 )
@@ -152,15 +154,23 @@ def test_parse_tokens(text: str, expected: tuple[Grant, ...]) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        pytest.param("a:root", "role must be admin or read", id="unknown role"),
+        pytest.param(f"{A}:root", "role must be admin or read", id="unknown role"),
         pytest.param("justatoken", "expected token:role", id="no role"),
-        pytest.param("a:admin:ns", "only read tokens", id="namespaced admin"),
-        pytest.param("a:read:", "at least one namespace", id="empty namespace list"),
+        pytest.param(f"{A}:admin:ns", "only read tokens", id="namespaced admin"),
+        pytest.param(f"{A}:read:", "at least one namespace", id="empty namespace list"),
+        pytest.param("a:admin", "at least 16 characters, this one has 1", id="a one-character token"),
+        pytest.param("0123456789abcde:admin", "at least 16 characters, this one has 15", id="one character short"),
+        pytest.param("aaaaaaaaaaaaaaaaaaaaaaaa:admin", "at least 6 different characters", id="one character repeated"),
+        pytest.param("abababababababababab:read", "at least 6 different characters", id="two characters alternating"),
+        pytest.param(f"{A}:admin,{A}:read", "the same token is given twice", id="one token with two roles"),
     ],
 )
 def test_parse_tokens_refuses_bad_entries(text: str, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError, match=message) as refused:
         parse_tokens(text)
+    # The refusal names the entry, never the secret itself.
+    token = text.split(":")[0]
+    assert len(token) < 8 or token not in str(refused.value)
 
 
 @pytest.mark.parametrize(
@@ -180,7 +190,7 @@ def test_check_bind(host: str, tokens: tuple[Grant, ...], starts: str | None) ->
 @pytest.mark.parametrize(
     ("token", "status"),
     [
-        pytest.param("look-secret", 200, id="the CLI client sends BERTH_TOKEN as a bearer token"),
+        pytest.param("look-secret-token-2", 200, id="the CLI client sends BERTH_TOKEN as a bearer token"),
         pytest.param("guess", 401, id="the CLI client reports a refused token"),
     ],
 )

@@ -129,10 +129,10 @@ def test_health_set_by_a_manifest_is_in_the_history(api: httpx.Client) -> None:
 
 
 def test_moving_a_node_needs_an_admin_token(db_url: str) -> None:
-    tokens = parse_tokens("root-secret:admin,look-secret:read")
+    tokens = parse_tokens("root-secret-token-1:admin,look-secret-token-2:read")
     with serve(db_url, tokens) as client:
-        admin = {"authorization": "Bearer root-secret"}
-        reader = {"authorization": "Bearer look-secret"}
+        admin = {"authorization": "Bearer root-secret-token-1"}
+        reader = {"authorization": "Bearer look-secret-token-2"}
         assert client.post("/api/v1/apply", content=NODE, headers=admin).status_code == 200
         move = {"state": "Cordoned"}
         refused = client.post("/api/v1/nodes/gpu-7/health", json=move, headers=reader)
