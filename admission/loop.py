@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -106,16 +106,29 @@ class AdmissionLoop:
         self._reasons_after = 0  # rotation point of detail-only verdict writes
         self._reasons_at = time.perf_counter()  # when the last cycle's budget was given
 
-    async def begin(self, holder: str | None = None) -> None:
+    async def begin(
+        self, holder: str | None = None, *, keep: Callable[[], Awaitable[bool]] | None = None
+    ) -> None:
         """Start leading: new fencing term (when ``holder`` is given), full reload,
-        reconcile, and re-actuate everything in force (actuations are idempotent)."""
+        reconcile, and re-actuate everything in force (actuations are idempotent).
+
+        ``keep`` is awaited between the steps (a big ledger makes each take a while): it
+        renews the leader's lease, and ``LostLeadership`` ends the start when it is gone."""
+
+        async def still_leading() -> None:
+            if keep is not None and not await keep():
+                raise LostLeadership("the leader lease ran out while the loop was starting")
+
         if holder is not None:
             self.term = await asyncio.to_thread(self._begin_term, holder)
             log.info("admission loop leading as %s (term %d)", holder, self.term)
         self.cache.reset()
         await asyncio.to_thread(self._refresh)
+        await still_leading()
         await self.reconcile()
+        await still_leading()
         await self._actuate(self._in_force())
+        await still_leading()
         if isinstance(self.actuator, Reconciler):
             await self.actuator.reconcile(self.cache.snapshot())
 
@@ -216,7 +229,8 @@ class AdmissionLoop:
                 changes.quiet(session)
                 if self.term is not None and not changes.term_is_current(session, self.term):
                     raise LostLeadership(f"leader term {self.term} is over: another replica leads")
-                if self.cache.mark is None or not changes.fence_objects(session, self.cache.mark):
+                version = self.cache.objects_version
+                if version is None or not changes.fence_objects(session, version):
                     raise _Retry(objects=True)
                 stale = decisions.write_transitions(session, plan.transitions, now=now, actor=ACTOR)
                 if stale:

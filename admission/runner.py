@@ -60,7 +60,7 @@ async def run_while_leading(
             if not await leadership.acquire():
                 await _sleep(stop, config.leader_poll)
                 continue
-            await loop.begin(config.holder)
+            await loop.begin(config.holder, keep=leadership.held)
             wake = listener()
             await wake.open()
             backoff = config.backoff_first
@@ -75,7 +75,8 @@ async def run_while_leading(
                 if time.monotonic() - reconciled >= config.reconcile_every:
                     await loop.reconcile()
                     reconciled = time.monotonic()
-                await _wait(stop, wake, config.interval)
+                # Never sleep past a renewal: the lease is kept by this loop, not by a timer.
+                await _wait(stop, wake, min(config.interval, leadership.renew_seconds))
         except LostLeadership as exc:
             log.warning("%s", exc.message)
         except _UNAVAILABLE as exc:

@@ -1,8 +1,9 @@
 """The loop's in-memory view of the ledger, refreshed by what changed since the last look.
 
 Objects (flavors, queues, quotas, nodes, …) change rarely and are reloaded whole when any
-object table was written. Workloads change often: only rows written since the last mark
-are read, except rows the loop wrote itself (it already holds what it committed).
+object table was written (``objects_version`` differs from the one read with them).
+Workloads change often: only rows written since the last mark are read, except rows the
+loop wrote itself (it already holds what it committed).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class SnapshotCache:
         self._objects = Snapshot()
         self._shapes = ShapeMemo()  # shape ids across cycles: unchanged workloads reuse theirs
         self.mark: int | None = None  # None: nothing loaded yet, next refresh reads all
+        self.objects_version: changes.ObjectsVersion | None = None  # as of the objects held
         self._own_xids: set[int] = set()
         self._reload_ids: set[int] = set()
         self._objects_stale = True
@@ -54,18 +56,19 @@ class SnapshotCache:
     def reset(self) -> None:
         """Forget everything: the next refresh reads the whole ledger."""
         self.mark = None
+        self.objects_version = None
         self._objects_stale = True
 
     def refresh(self, session: Session) -> Refreshed:
         """Bring the view up to date with committed changes."""
         mark = changes.mark(session)  # before reading: see the module docstring
+        version = changes.objects_version(session)  # likewise, for the objects
         full = self.mark is None
-        reload_objects = full or self._objects_stale
-        if not reload_objects and self.mark is not None:
-            reload_objects = changes.objects_changed_since(session, self.mark)
+        reload_objects = full or self._objects_stale or version != self.objects_version
         if reload_objects:
             self._objects = _load_objects(Ledger(session))
             self._objects_stale = False
+            self.objects_version = version
         if full:
             rows = changes.unfinished_workloads(session)
             self.records, self._workloads = {}, {}

@@ -18,21 +18,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import sqlalchemy as sa
 import uvicorn
-from fastapi import FastAPI
 
 from admission.actuation import Actuator, StandaloneActuator
-from admission.leader import AdvisoryLockLeadership, Leadership
+from admission.leader import Leadership, LedgerLease
 from admission.loop import AdmissionLoop
 from admission.runner import RunnerConfig, run_while_leading
-from api.app import create_app
+from api.app import create_app, create_webhook_app
 from api.auth import check_bind, is_loopback, tokens_from_env
-from api.deps import AppContext, Readiness
+from api.deps import AppContext
 from api.metrics import observe_cycle
-from berth import migrate, settings
+from berth import settings
 from berth.database import Database
 from berth.demo import run_demo
+from berth.readiness import ReadinessCheck
 from quota.errors import BerthError
 from quota.ledger_notify import ChangeListener
 
@@ -61,8 +60,12 @@ def run(args: argparse.Namespace) -> int:
     database.open()
     try:
         log.info("ledger: %s (migrations at head)", database.description)
+        readiness = ReadinessCheck(database)
         context = AppContext(
-            session_scope=database.session, readiness=_readiness(database), tokens=tokens
+            session_scope=database.session,
+            readiness=readiness,
+            tokens=tokens,
+            metrics_open=config.metrics_open,
         )
         app = create_app(context)
         base = f"http://{config.host}:{config.port}"
@@ -70,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
             "dashboard: %s/  (API %s/api/v1, docs %s/docs, ready %s/readyz)", base, base, base, base
         )
         server = _Server(uvicorn.Config(app, host=config.host, port=config.port, log_level="info"))
-        servers = [server, *_webhook_server(app, args)]
+        servers = [server, *_webhook_server(args)]
         asyncio.run(
             _serve(
                 servers,
@@ -80,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
                 kubeconfig=getattr(args, "kubeconfig", None),
                 demo=getattr(args, "demo", False),
                 config=config,
+                readiness=readiness,
             )
         )
     finally:
@@ -100,7 +104,9 @@ async def _serve(
     kubeconfig: str | None,
     demo: bool = False,
     config: settings.Settings | None = None,
+    readiness: ReadinessCheck | None = None,
 ) -> None:
+    config = config or settings.load()
     stop = asyncio.Event()
     runner: asyncio.Task[None] | None = None
     # The demo plays the users (jobs arriving and finishing); the loop still admits them.
@@ -112,20 +118,28 @@ async def _serve(
         holder = f"{socket.gethostname()}:{os.getpid()}"
         actuator: Actuator = cluster.actuator if cluster is not None else StandaloneActuator()
         leadership: Leadership = (
-            cluster.leadership() if cluster is not None else AdvisoryLockLeadership(database.url)
+            cluster.leadership()
+            if cluster is not None
+            else LedgerLease(
+                database.url,
+                identity=holder,
+                duration_seconds=config.lease_seconds,
+            )
         )
+        if readiness is not None:
+            readiness.leadership = leadership
         admission = AdmissionLoop(database.session, actuator)
         runner = asyncio.create_task(
             run_while_leading(
                 admission,
                 leadership,
-                lambda: ChangeListener(database.url),
+                lambda: ChangeListener(database.url, config.connection),
                 RunnerConfig(holder=holder, interval=interval, on_cycle=observe_cycle),
                 stop,
             )
         )
         log.info(
-            "admission loop enabled: runs while this replica (%s) holds the leader lock", holder
+            "admission loop enabled: runs while this replica (%s) holds the leader lease", holder
         )
     else:
         log.info("admission loop disabled (--no-loop): serving the API only")
@@ -147,7 +161,7 @@ async def _serve(
 
 def kube_mode(kubeconfig: str | None) -> bool:
     """Kubernetes mode: --kubeconfig given, or running inside a pod."""
-    from admission.kube.runtime import enabled
+    from admission.kube.mode import enabled
 
     return enabled(kubeconfig)
 
@@ -173,8 +187,9 @@ def _noop() -> None:
     return None
 
 
-def _webhook_server(app: FastAPI, args: argparse.Namespace) -> list[uvicorn.Server]:
-    """The mutating webhook needs HTTPS: a second listener when certificates are given."""
+def _webhook_server(args: argparse.Namespace) -> list[uvicorn.Server]:
+    """The mutating webhook needs HTTPS: a second listener when certificates are given. It
+    serves the webhook alone (the API server calls it without a bearer token)."""
     cert_dir = getattr(args, "webhook_cert_dir", None) or os.environ.get("BERTH_WEBHOOK_CERT_DIR")
     if not cert_dir:
         return []
@@ -187,7 +202,7 @@ def _webhook_server(app: FastAPI, args: argparse.Namespace) -> list[uvicorn.Serv
             raise BerthError(f"webhook certificate {certs / name} does not exist", field=name)
     log.info("admission webhook on https://0.0.0.0:%d/mutate/batch/v1/jobs", port)
     config = uvicorn.Config(
-        app,
+        create_webhook_app(),
         host="0.0.0.0",  # the API server calls the webhook from outside the pod
         port=port,
         ssl_certfile=str(certs / "tls.crt"),
@@ -222,24 +237,3 @@ def _stopping_on_signals(servers: list[uvicorn.Server]) -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-def _readiness(database: Database) -> ReadinessCheck:
-    return ReadinessCheck(database)
-
-
-class ReadinessCheck:
-    """Database reachable and schema at the newest migration."""
-
-    def __init__(self, database: Database) -> None:
-        self.database = database
-
-    def __call__(self) -> Readiness:
-        try:
-            with self.database.engine.connect() as connection:
-                connection.execute(sa.text("SELECT 1"))
-        except sa.exc.SQLAlchemyError as exc:
-            return Readiness(False, f"database unreachable: {exc}")
-        if not migrate.at_head(self.database.url):
-            return Readiness(False, "database schema is not at the newest migration")
-        return Readiness(True, self.database.description)

@@ -67,22 +67,30 @@ def changed_workloads(
     return [_record(row) for row in session.execute(query.order_by(WORKLOADS.c.id)).mappings()]
 
 
-@translated
-def objects_changed_since(session: Session, since: int) -> bool:
-    """Whether any object table (flavors, queues, quotas, nodes, …) was written since."""
-    found = session.execute(
-        text("SELECT EXISTS (SELECT 1 FROM object_changes WHERE change_xid >= :since)"),
-        {"since": since},
-    ).scalar_one()
-    return bool(found)
+ObjectsVersion = tuple[tuple[str, int], ...]
 
 
 @translated
-def fence_objects(session: Session, since: int) -> bool:
-    """Hold object writers off until this transaction ends; ``False`` if one got in first
-    (quota read since ``since`` may be stale: reload before deciding again)."""
+def objects_version(session: Session) -> ObjectsVersion:
+    """Which transaction last wrote each object table (flavors, queues, quotas, nodes, …).
+
+    Read it *before* the objects: a write that commits in between then shows as a change
+    next time (a needless reload, never a missed one). Unlike a transaction-id mark it does
+    not depend on what else runs on the server: a long transaction in any database holds
+    ``pg_snapshot_xmin`` back, and every object written since would look changed forever,
+    so no cycle could ever commit while it ran."""
+    rows = session.execute(
+        text("SELECT table_name, change_xid FROM object_changes ORDER BY table_name")
+    )
+    return tuple((str(name), int(xid)) for name, xid in rows)
+
+
+@translated
+def fence_objects(session: Session, version: ObjectsVersion) -> bool:
+    """Hold object writers off until this transaction ends; ``False`` if one got in after
+    ``version`` was read (the quota decided on may be stale: reload before deciding again)."""
     session.execute(text("SELECT pg_advisory_xact_lock_shared(:key)"), {"key": OBJECTS_LOCK})
-    return not objects_changed_since(session, since)
+    return objects_version(session) == version
 
 
 @translated

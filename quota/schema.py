@@ -425,7 +425,8 @@ class ObjectChangeRow(Base):
 
 
 class LoopLeaderRow(Base):
-    """The admission loop's fencing term: a new leader bumps it, every cycle checks it."""
+    """The admission loop's fencing term (a new leader bumps it, every cycle checks it) and
+    the leader's lease (admission.leader: who holds it, its connection, when it ends)."""
 
     __tablename__ = "loop_leader"
     __table_args__ = (CheckConstraint("id = 1", name="single_row"),)
@@ -434,3 +435,5 @@ class LoopLeaderRow(Base):
     term: Mapped[int]
     holder: Mapped[str]
     since: Mapped[datetime]
+    holder_pid: Mapped[int | None] = mapped_column(Integer)
+    lease_expires: Mapped[datetime | None]

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from admission.kube.client import LEASES, Kube, Obj
+from admission.leader import LeaderView
 from quota.errors import BerthError, Conflict, NotFound
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,7 @@ class KubeLease:
         self._renewed_at = 0.0  # monotonic time of our last successful write
         self._observed: tuple[Any, ...] | None = None  # (holder, renewTime) last seen
         self._observed_at = 0.0
+        self._view = LeaderView(leading=False)
 
     async def acquire(self) -> bool:
         """Try once: create the Lease, renew ours, or take over an expired one."""
@@ -60,13 +62,20 @@ class KubeLease:
             return await self._create()
         except BerthError as exc:
             log.warning("lease %s/%s unreadable: %s", self.namespace, self.name, exc.message)
-            return self._lost()
+            return self._lost(exc.message)
         spec = lease.get("spec") or {}
         holder = spec.get("holderIdentity") or ""
         self._observe(holder, spec.get("renewTime"))
         if holder and holder != self.identity and not self._expired(spec):
+            self._view = LeaderView(
+                leading=False, holder=holder, live=True, seen_at=self.monotonic()
+            )
             return self._lost()
         return await self._write(lease, taking_over=holder != self.identity)
+
+    def view(self) -> LeaderView:
+        """What this replica last saw of the Lease (for ``/readyz``)."""
+        return self._view
 
     async def held(self) -> bool:
         """Whether this replica leads; renews the Lease when a renewal is due."""
@@ -105,8 +114,11 @@ class KubeLease:
         }
         try:
             await self.kube.create(LEASES, self.namespace, body)
-        except BerthError:  # Conflict: another replica created it first
+        except Conflict:  # another replica created it first
             return self._lost()
+        except BerthError as exc:
+            log.warning("lease %s/%s not created: %s", self.namespace, self.name, exc.message)
+            return self._lost(exc.message)
         return self._won()
 
     async def _write(self, lease: Obj, *, taking_over: bool) -> bool:
@@ -122,7 +134,7 @@ class KubeLease:
             return self._lost()
         except BerthError as exc:
             log.warning("lease %s/%s not renewed: %s", self.namespace, self.name, exc.message)
-            return self._lost()
+            return self._lost(exc.message)
         if taking_over:
             log.info("leading as %s (lease %s/%s)", self.identity, self.namespace, self.name)
         return self._won()
@@ -138,10 +150,15 @@ class KubeLease:
 
     def _won(self) -> bool:
         self._leading, self._renewed_at = True, self.monotonic()
+        self._view = LeaderView(
+            leading=True, holder=self.identity, live=True, seen_at=self._renewed_at
+        )
         return True
 
-    def _lost(self) -> bool:
+    def _lost(self, error: str | None = None) -> bool:
         if self._leading:
             log.warning("lost the lease %s/%s", self.namespace, self.name)
         self._leading = False
+        if error is not None or self._view.leading:
+            self._view = LeaderView(leading=False, seen_at=self.monotonic(), error=error)
         return False

@@ -22,6 +22,7 @@ from admission.kube.informer import Informer
 from admission.kube.jobs import Finish, JobWatcher, SessionScope, Submit
 from admission.kube.lease import KubeLease
 from admission.kube.mirror import BERTH_KINDS, Mirror
+from admission.kube.mode import IN_CLUSTER_ENV
 from admission.kube.pods import JOB_LABEL, PodWatcher
 from admission.kube.reclaim import JobReclaimer
 from admission.kube.status import StatusWriter
@@ -30,7 +31,6 @@ from quota.workload import QUEUE_NAME_LABEL
 
 log = logging.getLogger(__name__)
 
-IN_CLUSTER_ENV = "KUBERNETES_SERVICE_HOST"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,11 +53,6 @@ class KubeSettings:
     pods: bool = True  # watch Jobs' pods: where they run, device-error exit codes
     health: HealthThresholds = field(default_factory=HealthThresholds)
     device_error_exit_codes: frozenset[int] = DEFAULT_DEVICE_ERROR_EXIT_CODES
-
-
-def enabled(kubeconfig: str | None) -> bool:
-    """Kubernetes mode: a kubeconfig was given, or Berth runs in a pod."""
-    return bool(kubeconfig) or IN_CLUSTER_ENV in os.environ
 
 
 async def api_client(settings: KubeSettings) -> k8s.ApiClient:

@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy import text
 from sqlalchemy.orm import sessionmaker
 
-from admission.leader import AdvisoryLockLeadership
+from admission.leader import LedgerLease
 from admission.loop import AdmissionLoop
 from admission.runner import RunnerConfig, run_while_leading
 from admission.submit import submit_workloads
@@ -80,7 +80,7 @@ class _Run:
         leading = asyncio.create_task(
             run_while_leading(
                 loop,
-                AdvisoryLockLeadership(self.url),
+                LedgerLease(self.url, identity="berth-bench"),
                 lambda: ChangeListener(self.url),
                 config,
                 stop,

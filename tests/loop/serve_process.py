@@ -23,10 +23,13 @@ _ADMITTED = re.compile(r"admission\.loop: admitted (\S+) to ClusterQueue")
 class ServeProcess:
     """``berth serve --database-url URL`` on a free loopback port, with a fast loop."""
 
-    def __init__(self, url: str, log: Path, *, interval: float = 0.2) -> None:
+    def __init__(
+        self, url: str, log: Path, *, interval: float = 0.2, env: dict[str, str] | None = None
+    ) -> None:
         self.url = url
         self.log = log
         self.interval = interval
+        self.extra_env = dict(env or {})
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
         self.client = httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=5)
@@ -34,6 +37,7 @@ class ServeProcess:
     def start(self, timeout: float = 30) -> None:
         """Start the server and wait until ``/readyz`` answers 200."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("BERTH_")}
+        env.update(self.extra_env)
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
                 [
@@ -91,6 +95,15 @@ class ServeProcess:
         """Every ``namespace/name`` this process's loop logged as admitted, in order."""
         return _ADMITTED.findall(self.output())
 
+    def pause(self) -> None:
+        """SIGSTOP: alive, connections open, doing nothing (a hung process)."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGCONT)
+
     def kill(self) -> None:
         """SIGKILL: no shutdown path runs, the connections just drop."""
         if self.alive():
@@ -102,6 +115,7 @@ class ServeProcess:
         """SIGTERM, then SIGKILL if it does not exit in time; closes the client."""
         if self.alive():
             assert self.process is not None
+            self.process.send_signal(signal.SIGCONT)  # a paused process cannot handle SIGTERM
             self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(15)

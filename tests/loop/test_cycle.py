@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import sqlalchemy as sa
 from loop_builders import Ledgered, RecordingActuator, job, pool
 
 from admission.loop import AdmissionLoop
@@ -239,3 +240,28 @@ async def test_the_invariant_checker_notices_a_double_admission(
     assert any("8000 > nominal 4000" in v for v in found)
     assert any("two admissions at once" in v for v in found)
     assert "team-a/lost was submitted but is not in the ledger" in found
+
+
+async def test_a_long_transaction_elsewhere_on_the_server_does_not_stall_admission(
+    ledgered: Ledgered, loop: AdmissionLoop, actuator: RecordingActuator
+) -> None:
+    """A transaction left open (a backup, a report, another application's idle session)
+    holds the server's oldest-xid mark back; objects written after it began must not look
+    changed to every cycle from then on, or no cycle could ever commit."""
+    engine = sa.create_engine(ledgered.url, poolclass=sa.NullPool)
+    with engine.connect() as elsewhere:
+        elsewhere.execute(sa.text("SELECT pg_current_xact_id()"))  # open, with an xid
+        ledgered.apply(pool(("team-a", 4)))
+        ledgered.submit(job("first", 4))
+        await _started(loop, actuator)
+
+        summaries = [await loop.cycle() for _ in range(3)]
+
+        assert [s.retried for s in summaries] == [False, False, False]
+        assert ledgered.workload("first")["state"] == "Admitted"
+        ledgered.apply(pool(("team-a", 8)))  # a real change is still seen
+        ledgered.submit(job("second", 4))
+        await loop.cycle()
+        assert ledgered.workload("second")["state"] == "Admitted"
+        elsewhere.rollback()
+    engine.dispose()
