@@ -3,6 +3,11 @@
 ``BERTH_TEST_DATABASE_URL`` names a server to use (any database on it; the tests create their
 own, named with this process id so runs sharing a server do not collide); without it the
 tests start Berth's embedded PostgreSQL in a temporary folder.
+
+Hypothesis runs under one of two profiles: ``dev`` (the default: fresh random examples each
+run, failures remembered in ``.hypothesis``) and ``ci`` (selected by ``HYPOTHESIS_PROFILE=ci``
+or any ``CI`` variable; ``.ci/run`` sets it): the same examples on every run, so a red CI
+run is red again when rerun, and the blob to reproduce a failure printed with it.
 """
 
 from __future__ import annotations
@@ -16,10 +21,23 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from hypothesis import settings
 
 from berth import migrate
 
 SERVER_ENV = "BERTH_TEST_DATABASE_URL"
+
+# No deadline in either profile: how fast an example runs is for benchmarks to report,
+# never for a test to assert (a loaded CI machine would fail healthy code). A property's
+# own @settings(max_examples=...) still wins over the profile's count; CI's 100 for the
+# others is Hypothesis's default, so CI runs no more examples than before (nor fewer).
+settings.register_profile("dev", deadline=None, print_blob=True)
+settings.register_profile(
+    "ci", derandomize=True, database=None, max_examples=100, deadline=None, print_blob=True
+)
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+)
 
 
 class DatabaseServer:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from fakeapi import FakeKubectl
+from waiting import eventually
 
 from admission.kube.client import NODES, Kube
 from admission.kube.informer import Informer
@@ -65,10 +66,27 @@ async def test_resumes_after_a_watch_timeout_without_listing_again(
 ) -> None:
     seen = Seen()
     async with running(Informer(kube, NODES, seen, timeout_seconds=1)) as informer:
-        await asyncio.sleep(1.5)  # the first watch ends; bookmarks moved the version on
+        listed = informer.resource_version
+        await eventually(lambda: len(kubectl.reads("nodes")) == 2, what="the first watch")
+        # A change to another kind moves the server's version on; the Node watch sees only
+        # bookmarks carrying it, so a watch from that version can only come from a bookmark.
+        moved = kubectl.create("/api/v1/namespaces", {"metadata": {"name": "elsewhere"}})
+        bookmarked = moved["metadata"]["resourceVersion"]
+        # The server ends each watch after timeoutSeconds=1: the informer must watch again,
+        # from the bookmarked version, without listing again.
+        await eventually(
+            lambda: ("watch", bookmarked) in [
+                (r["verb"], r["resource_version"]) for r in kubectl.reads("nodes")],
+            what="a watch from the bookmarked version",
+        )
         kubectl.create(NODE_PATH, node("late"))
         await seen.until(("ADDED", "late"))
-        assert informer.lists == 1
+    reads = kubectl.reads("nodes")
+    assert [(r["verb"], r["resource_version"]) for r in reads[:2]] == [
+        ("list", None), ("watch", listed)]
+    assert [r["verb"] for r in reads[2:]] == ["watch"] * (len(reads) - 2)
+    assert informer.lists == 1
+    assert seen.events == [("ADDED", "late")]
 
 
 async def test_recovers_from_410_gone_by_listing_again(kube: Kube, kubectl: FakeKubectl) -> None:
@@ -85,6 +103,8 @@ async def test_recovers_from_410_gone_by_listing_again(kube: Kube, kubectl: Fake
         assert informer.lists == 2
         kubectl.create(NODE_PATH, node("d"))  # and it watches on from the new list
         await seen.until(("ADDED", "d"))
+    # The watch from the compacted version was the one refused (410 Gone), then it listed.
+    assert [r["verb"] for r in kubectl.reads("nodes")[:4]] == ["list", "watch", "list", "watch"]
 
 
 @pytest.mark.parametrize(

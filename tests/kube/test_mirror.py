@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fakeapi import FakeKubectl
+from waiting import eventually
 
 from admission.kube.client import NODES, Kube
 from admission.kube.informer import Informer
@@ -38,15 +38,6 @@ def cluster_queue(name: str, gpus: Any = 8) -> dict[str, Any]:
             ],
         },
     }
-
-
-async def eventually(check: Callable[[], Awaitable[bool] | bool], seconds: float = 10) -> None:
-    async with asyncio.timeout(seconds):
-        while True:
-            result = check()
-            if result if isinstance(result, bool) else await result:
-                return
-            await asyncio.sleep(0.05)
 
 
 def in_ledger(sessions: SessionScope, kind: str, name: str) -> Any:

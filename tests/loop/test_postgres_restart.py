@@ -1,14 +1,17 @@
 """PostgreSQL restarted under a running ``berth serve``: ``/readyz`` is 503 while it is down,
-``/healthz`` stays 200, the loop reconnects by itself and admits again, nothing is lost."""
+``/healthz`` stays 200, the loop reconnects by itself and admits again, nothing is lost.
+
+Behaviour only, never timings: every wait is a liveness bound (``LIVENESS``) that fails
+only when the thing never happens; how fast the loop recovers is for benchmarks to say."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,9 +30,9 @@ from berth.database import ensure_database
 from berth.embedded import EmbeddedPostgres
 
 NOMINAL = {"team-a": 6000, "team-b": 4000, "team-c": 2000}
-OUTAGE = 3.0  # seconds PostgreSQL stays down
-RECOVERY_BOUND = 15.0  # seconds from PostgreSQL back up to the loop admitting again
+LIVENESS = 60.0  # seconds: generous, only a hang reaches it
 DATABASE = "berth_restart"
+_RETRY = re.compile(r"ledger database unavailable .*?; retrying in ([0-9.]+)s", re.S)
 
 
 class RestartablePostgres:
@@ -82,17 +85,17 @@ def ledger(postgres: RestartablePostgres) -> Iterator[Ledgered]:
 
 @dataclass
 class Load:
-    """Submits workloads (and finishes some) over HTTP at a steady pace, from a thread."""
+    """Submits workloads (and finishes some) over HTTP at a steady pace, from a thread,
+    until halted: it runs before, through and after the outage, however long each lasts."""
 
     server: ServeProcess
-    count: int
     submitted: set[str] = field(default_factory=set)  # answered 201: must never be lost
     refused: list[int | None] = field(default_factory=list)  # statuses of the others
     halt: threading.Event = field(default_factory=threading.Event)
 
     def run(self) -> None:
         with httpx.Client(base_url=str(self.server.client.base_url), timeout=5) as client:
-            for i in range(1, self.count + 1):
+            for i in itertools.count(1):
                 if self.halt.is_set():
                     return
                 team = "team-a" if i % 2 else "team-b"
@@ -104,7 +107,7 @@ class Load:
                     self.refused.append(status)
                 if i % 3 == 0 and f"{team}/w-{i - 2}" in self.submitted:
                     _status(client, f"/api/v1/workloads/{team}/w-{i - 2}/finish")
-                time.sleep(0.1)
+                self.halt.wait(0.1)  # the pace of the load, not a wait for anything
 
 
 def _status(client: httpx.Client, path: str, **kwargs: Any) -> int | None:
@@ -119,13 +122,26 @@ def _rows(ledger: Ledgered) -> dict[str, dict[str, Any]]:
     return {f"{r['namespace']}/{r['name']}": r for r in found}
 
 
+def _retries(server: ServeProcess) -> list[float]:
+    """The delays the loop logged before each reconnect attempt, in order."""
+    return [float(d) for d in _RETRY.findall(server.output())]
+
+
+def _never_evaluated(ledger: Ledgered) -> list[dict[str, Any]]:
+    return ledger.rows(
+        "SELECT name FROM workloads WHERE state = 'Pending' AND reason_code = 'PendingEvaluation'"
+    )
+
+
 def test_the_loop_survives_a_postgres_restart_and_loses_nothing(
     postgres: RestartablePostgres, ledger: Ledgered, tmp_path: Path
 ) -> None:
     server = ServeProcess(postgres.url, tmp_path / "serve.log")
     server.start()
-    load = Load(server, count=60)
+    load = Load(server)
     worker = threading.Thread(target=load.run, daemon=True)
+    readiness_while_down: list[int | None] = []
+    health_while_down: list[int | None] = []
     try:
         applied = server.post(
             "/api/v1/apply",
@@ -136,58 +152,56 @@ def test_the_loop_survives_a_postgres_restart_and_loses_nothing(
         worker.start()
         wait_for(
             lambda: sum(r["state"] == "Admitted" for r in _rows(ledger).values()) >= 4,
-            10,
+            LIVENESS,
             "the loop admits under load",
         )
 
         before = _rows(ledger)
         url_before = postgres.url
+        refused_before = len(load.refused)
         postgres.stop()
-        stopped = time.monotonic()
-        readyz_down = wait_for(lambda: server.status("/readyz") == 503, 5, "/readyz says 503")
-        readiness_while_down, health_while_down = [], []
-        while time.monotonic() - stopped < OUTAGE:
+        wait_for(lambda: server.status("/readyz") == 503, LIVENESS, "/readyz says 503")
+
+        def outage_seen() -> bool:
+            # Sampled on every poll while PostgreSQL stays down, until the load has been
+            # refused and the loop has backed off twice: the outage lasts as long as it
+            # takes to see that, not a fixed time.
             readiness_while_down.append(server.status("/readyz"))
             health_while_down.append(server.status("/healthz"))
-            time.sleep(0.2)
+            return len(load.refused) > refused_before and len(_retries(server)) >= 2
+
+        wait_for(outage_seen, LIVENESS, "a refused submission and two backed-off retries")
         outage_submit = server.post("/api/v1/workloads", json=job("during", 1, namespace="team-c"))
 
-        starting = time.monotonic()
         assert postgres.start() == url_before  # same socket folder: the server's URL still works
-        restarted = time.monotonic()
-        ready_again = wait_for(lambda: server.status("/readyz") == 200, RECOVERY_BOUND, "ready")
+        wait_for(lambda: server.status("/readyz") == 200, LIVENESS, "/readyz says 200 again")
         fresh = server.post("/api/v1/workloads", json=job("fresh", 1, namespace="team-c"))
         assert fresh.status_code == 201, fresh.text
         wait_for(
             lambda: _rows(ledger)["team-c/fresh"]["state"] == "Admitted",
-            RECOVERY_BOUND,
+            LIVENESS,
             "the loop admits again after the restart",
         )
-        admitting_again = time.monotonic() - restarted
-        worker.join(30)
-        assert not worker.is_alive(), "the load did not finish"
-        time.sleep(1.0)  # a few cycles settle what the load left pending
-        print(
-            f"\n/readyz 503 {readyz_down:.2f}s after the stop; PostgreSQL down "
-            f"{restarted - stopped:.2f}s (start took {restarted - starting:.2f}s); once it was up: "
-            f"/readyz 200 in {ready_again:.2f}s, loop admitting in {admitting_again:.2f}s; "
-            f"{len(load.submitted)} submitted, {len(load.refused)} refused while down"
-        )
+        submitted_after = len(load.submitted)
+        wait_for(lambda: len(load.submitted) > submitted_after, LIVENESS, "the load goes on")
+        load.halt.set()
+        worker.join(LIVENESS)
+        assert not worker.is_alive(), "the load did not stop"
+        # Whatever the load left pending, the loop evaluates (a few cycles at most).
+        wait_for(lambda: not _never_evaluated(ledger), LIVENESS, "every workload evaluated")
     finally:
         load.halt.set()
         if worker.is_alive():
             worker.join(10)
         server.stop()
 
-    assert set(readiness_while_down) == {503}
+    assert readiness_while_down and set(readiness_while_down) == {503}
     assert set(health_while_down) == {200}
     assert outage_submit.status_code == 503, outage_submit.text
     assert outage_submit.json()["error"]["code"] == "DatabaseUnavailable"
-    assert load.refused, "no submission fell into the outage: the load did not overlap it"
     assert server.process is not None and server.process.returncode == 0  # clean SIGTERM exit
     # The loop backed off, waiting longer after each failed reconnect, then resumed.
-    delays = [float(d) for d in re.findall(r"ledger database unavailable .*?; retrying in ([0-9.]+)s", server.output(), re.S)]
-    assert len(delays) >= 2, server.output()
+    delays = _retries(server)
     assert delays[1] > delays[0], delays
 
     after = _rows(ledger)
@@ -201,7 +215,3 @@ def test_the_loop_survives_a_postgres_restart_and_loses_nothing(
         if after[key]["state"] == row["state"] == "Admitted":
             assert after[key]["admission"] == row["admission"], key
     assert violations(ledger, NOMINAL, load.submitted | {"team-c/fresh"}) == []
-    never_evaluated = ledger.rows(
-        "SELECT name FROM workloads WHERE state = 'Pending' AND reason_code = 'PendingEvaluation'"
-    )
-    assert never_evaluated == []

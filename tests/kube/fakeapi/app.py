@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -22,7 +23,7 @@ from fakeapi.patches import (
     merge_patch,
 )
 from fakeapi.selectors import Matcher, SelectorError, parse_selector
-from fakeapi.store import BUILTIN, ApiError, Change, Obj, Resource, Store
+from fakeapi.store import BUILTIN, ApiError, Change, Obj, Read, Resource, Store
 
 CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
 DEFAULT_WATCH_SECONDS = 1800
@@ -128,6 +129,8 @@ async def _dispatch(store: Store, opts: Options, request: Request) -> Response:
 def _control(store: Store, parts: list[str]) -> Response:
     if parts == ["compact"]:
         return JSONResponse({"compactedTo": store.compact()})
+    if parts == ["reads"]:
+        return JSONResponse([dataclasses.asdict(read) for read in store.reads])
     if parts == ["end-watches"]:
         store.end_watches()
         return JSONResponse({"ended": True})
@@ -238,7 +241,11 @@ async def _list_or_watch(
         matches = parse_selector(params.get("labelSelector"))
     except SelectorError as exc:
         raise ApiError(400, "BadRequest", str(exc)) from exc
-    if _flag(params.get("watch")):
+    watch = _flag(params.get("watch"))
+    store.reads.append(
+        Read(resource.plural, "watch" if watch else "list", params.get("resourceVersion"))
+    )
+    if watch:
         return StreamingResponse(
             _watch(store, opts, resource, namespace, matches, params),
             media_type="application/json",

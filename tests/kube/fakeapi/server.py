@@ -93,3 +93,9 @@ class FakeKubectl:
 
     def end_watches(self) -> None:
         self._ok(self.http.post("/fake/end-watches"))
+
+    def reads(self, plural: str) -> list[dict[str, Any]]:
+        """Every list and watch request of ``plural`` so far, in order: ``verb`` (list or
+        watch) and the ``resource_version`` it asked from."""
+        found: list[dict[str, Any]] = self.http.get("/fake/reads").json()
+        return [read for read in found if read["plural"] == plural]

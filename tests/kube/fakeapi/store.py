@@ -1,5 +1,6 @@
 """The fake apiserver's storage: registered resources, objects, one resourceVersion counter,
-an event history (compactable, to provoke 410 Gone) and the open watches.
+an event history (compactable, to provoke 410 Gone), the open watches and a log of every
+list and watch request (so a test can see a client resume a watch rather than infer it).
 
 Everything runs on the server's event loop; nothing here awaits, so a watch registered
 right after a history replay misses no event.
@@ -71,6 +72,15 @@ class Change:
     new: Obj
 
 
+@dataclass(frozen=True)
+class Read:
+    """One list or watch request, as the client sent it."""
+
+    plural: str
+    verb: str  # list | watch
+    resource_version: str | None  # the resourceVersion parameter, None when absent
+
+
 @dataclass
 class Watcher:
     resource: tuple[str, str]
@@ -88,6 +98,7 @@ class Store:
         self.history: list[Change] = []
         self.compacted = 0  # a watch from a resourceVersion below this gets 410 Gone
         self.watchers: list[Watcher] = []
+        self.reads: list[Read] = []
 
     # -- registry --------------------------------------------------------------------------
 

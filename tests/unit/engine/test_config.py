@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from builders import GPU, T0, admitted, cohort, cq, snapshot, wl
+from builders import CPU, GPU, T0, admitted, cohort, cq, snapshot, wl
 
 from admission.engine.cycle import run_cycle
 from admission.engine.types import CycleResult
@@ -98,6 +98,28 @@ def test_every_static_reason_is_listed_primary_first() -> None:
                  PriorityClass("other", 1))
     assert [r.code for r in result.pending["a/x"].reasons] == [
         "Deactivated", "Misconfigured", "Suspended", "ExceedsMaxQuota"]
+
+
+@pytest.mark.parametrize(
+    ("queues", "stopped"),
+    [
+        pytest.param([cq("a", QUEUE, stop=StopPolicy.HOLD)], "ClusterQueue a",
+                     id="a held ClusterQueue"),
+        pytest.param([cq("a", QUEUE), LocalQueue("a", "lq", "a", StopPolicy.HOLD)],
+                     "LocalQueue a/lq", id="a held LocalQueue"),
+    ],
+)
+def test_suspended_comes_before_no_matching_flavor(queues: list[object], stopped: str) -> None:
+    # spec/wait-reasons.md: Suspended (3) precedes NoMatchingFlavor (4). The queue covers
+    # no cpu, so no flavor can ever serve x; it is held by a stopped queue as well.
+    result = run(*queues, wl("x", {GPU: 1, CPU: 1}))
+    status = result.pending["a/x"]
+    assert [(r.code, r.details) for r in status.reasons] == [
+        ("Suspended", {"object": stopped}),
+        ("NoMatchingFlavor",
+         {"podSet": "main", "flavors": {"*": "no resource group of ClusterQueue a covers cpu"}}),
+    ]
+    assert status.reason.code == result.pending.code("a/x") == "Suspended"
 
 
 @pytest.mark.parametrize(

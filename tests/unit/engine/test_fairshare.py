@@ -7,7 +7,7 @@ from builders import CPU, GPU, T0, M, admitted, cq, snapshot, wl
 
 from admission.engine.cycle import run_cycle
 from admission.engine.fairshare import UNBOUNDED, dominant_share
-from quota.model import Preemption, ReclaimWithinCohort
+from quota.model import Preemption, ReclaimWithinCohort, WithinClusterQueue
 from quota.tree import QuotaTree
 
 ANY = Preemption(reclaim_within_cohort=ReclaimWithinCohort.ANY)
@@ -65,3 +65,21 @@ def test_fair_sharing_preemption(gpus: int, evicted: list[tuple[str, str]]) -> N
     result = run_cycle(snapshot(*objects, fair_sharing=True), T0)
     assert [(e.key, str(e.cause)) for e in result.evicted] == evicted
     assert [d.key for d in result.admitted] == (["b/y"] if evicted else [])
+
+
+def test_fair_sharing_takes_from_a_bigger_borrower_before_its_own_queue() -> None:
+    # Kueue's order holds under fair sharing too: b borrows what a lends, so one eviction
+    # in b makes room; trying a's own lower-priority holders first would evict two.
+    preempt = Preemption(within_cluster_queue=WithinClusterQueue.LOWER_PRIORITY,
+                         reclaim_within_cohort=ReclaimWithinCohort.ANY)
+    objects = [cq("a", {"default": {GPU: 4}}, cohort="c", preemption=preempt),
+               cq("b", {"default": {GPU: 4}}, cohort="c"),
+               admitted(wl("own-1", {GPU: 1}), "a"),
+               admitted(wl("own-2", {GPU: 1}), "a"),
+               admitted(wl("nominal", {GPU: 4}, ns="b"), "b"),
+               admitted(wl("borrowed", {GPU: 2}, ns="b"), "b"),
+               wl("high", {GPU: 2}, priority=5)]
+    result = run_cycle(snapshot(*objects, fair_sharing=True), T0)
+    assert [(e.key, str(e.cause)) for e in result.evicted] == [
+        ("b/borrowed", "InCohortFairSharing")]
+    assert [d.key for d in result.admitted] == ["a/high"]

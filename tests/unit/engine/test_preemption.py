@@ -119,6 +119,34 @@ def within(policy: WithinClusterQueue) -> Preemption:
                       admitted(wl("d1", {GPU: 2}, ns="d"), "d"),
                       wl("x", {GPU: 4}, priority=10)],
                      [], [], id="borrowWithinCohort protects workloads above the threshold"),
+        # Kueue's order: reclaim from the cohort's borrowers before preempting within the
+        # own queue when both are allowed. Trying own victims first would evict two where
+        # one borrower's eviction is enough.
+        pytest.param([cq("a", {"default": {GPU: 4}}, cohort="c", preemption=Preemption(
+                         within_cluster_queue=LOWER,
+                         reclaim_within_cohort=ReclaimWithinCohort.ANY)),
+                      cq("b", {"default": {GPU: 4}}, cohort="c"),
+                      admitted(wl("own-1", {GPU: 1}), "a"),
+                      admitted(wl("own-2", {GPU: 1}), "a"),
+                      admitted(wl("nominal", {GPU: 4}, ns="b"), "b"),
+                      admitted(wl("borrowed", {GPU: 2}, ns="b"), "b"),
+                      wl("high", {GPU: 2}, priority=5)],
+                     ["a/high"], [("b/borrowed", "InCohortReclamation")],
+                     id="reclaims a borrower's quota before preempting within its own queue"),
+        pytest.param([cq("a", {"default": {GPU: 2}}, cohort="c", preemption=Preemption(
+                         within_cluster_queue=LOWER,
+                         reclaim_within_cohort=ReclaimWithinCohort.ANY,
+                         borrow_within_cohort=BorrowWithinCohort(
+                             BorrowWithinCohortPolicy.LOWER_PRIORITY))),
+                      cq("b", {"default": {GPU: 0}}, cohort="c"),
+                      cq("d", {"default": {GPU: 6}}, cohort="c"),
+                      admitted(wl("own-1", {GPU: 1}), "a"),
+                      admitted(wl("own-2", {GPU: 1}), "a"),
+                      admitted(wl("p1", {GPU: 2}, ns="b", priority=1), "b"),
+                      admitted(wl("d1", {GPU: 3}, ns="d"), "d"),
+                      wl("x", {GPU: 3}, priority=10)],
+                     ["a/x"], [("b/p1", "InCohortReclaimWhileBorrowing")],
+                     id="to borrow it preempts a lower-priority borrower before its own queue"),
     ],
 )
 def test_preemption(objects: list[object], admitted_keys: list[str],
