@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import sqlalchemy as sa
 import uvicorn
+from fastapi import FastAPI
 from sqlalchemy.orm import sessionmaker
 
 from admission.actuation import Actuation
@@ -49,12 +50,18 @@ def pool(*queues: tuple[str, int], cohort: str | None = "all") -> str:
     return "---\n".join(docs)
 
 
-def job(name: str, gpus: int, namespace: str) -> dict[str, Any]:
+def job(
+    name: str, gpus: int, namespace: str, *, queue: str = "main", priority: str | None = None,
+    annotations: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    labels = {"kueue.x-k8s.io/queue-name": queue}
+    if priority is not None:
+        labels["kueue.x-k8s.io/priority-class"] = priority
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": name, "namespace": namespace,
-                     "labels": {"kueue.x-k8s.io/queue-name": "main"}},
+        "metadata": {"name": name, "namespace": namespace, "labels": labels,
+                     "annotations": annotations or {}},
         "spec": {"template": {"spec": {"containers": [
             {"name": "main", "image": "trainer", "resources": {"limits": {GPU: str(gpus)}}}
         ]}}},
@@ -84,10 +91,11 @@ class World:
         with self.sessions() as session:
             apply_objects(Ledger(session), parse_texts([("test", text)]), actor="test")
 
-    def submit(self, name: str, gpus: int, namespace: str) -> None:
+    def submit(self, name: str, gpus: int, namespace: str, **options: Any) -> None:
+        """Submit ``job(name, gpus, namespace, **options)`` at ``now``."""
         with self.sessions() as session:
-            submit_workload(Ledger(session), job(name, gpus, namespace), now=self.now,
-                            actor="test")  # fmt: skip
+            submit_workload(Ledger(session), job(name, gpus, namespace, **options),
+                            now=self.now, actor="test")  # fmt: skip
 
     def finish(self, namespace: str, name: str) -> None:
         with self.sessions() as session:
@@ -120,15 +128,27 @@ def _free_port() -> int:
 def serve(url: str, tokens: Sequence[Grant] = ()) -> Iterator[httpx.Client]:
     """Berth under uvicorn on a loopback port over ``url``; a client for it."""
     engine = sa.create_engine(url)
-    context = AppContext(
+    try:
+        with serving(create_app(berth_context(engine, tokens))) as client:
+            yield client
+    finally:
+        engine.dispose()
+
+
+def berth_context(engine: sa.Engine, tokens: Sequence[Grant] = ()) -> AppContext:
+    return AppContext(
         session_scope=sessionmaker(engine, expire_on_commit=False).begin,
         readiness=lambda: Readiness(True, "test"),
         tokens=tuple(tokens),
     )
+
+
+@contextmanager
+def serving(app: FastAPI) -> Iterator[httpx.Client]:
+    """``app`` under uvicorn on a loopback port; a client for it."""
     server = uvicorn.Server(
-        uvicorn.Config(create_app(context), host="127.0.0.1", port=_free_port(),
-                       log_level="warning")
-    )  # fmt: skip
+        uvicorn.Config(app, host="127.0.0.1", port=_free_port(), log_level="warning")
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -141,4 +161,3 @@ def serve(url: str, tokens: Sequence[Grant] = ()) -> Iterator[httpx.Client]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
-        engine.dispose()
