@@ -8,6 +8,7 @@ and Validating nodes take no work, and what runs on them is evicted (``health_ev
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -121,6 +122,19 @@ def operator_move(name: str, current: NodeHealth, target: NodeHealth) -> str | N
 def device_error(node: str, pod: str, container: str, code: int) -> str:
     """Why a node is degraded by a pod that failed with a device-error exit code."""
     return f"pod {pod} container {container} exited with device-error code {code} on node {node}"
+
+
+# The sentence ``device_error`` writes, read back (api.tenancy hides the pod of another
+# namespace in a node's history).
+_DEVICE_ERROR = re.compile(
+    r"pod (?P<pod>\S+) container \S* exited with device-error code -?\d+ on node \S+"
+)
+
+
+def device_error_pod(why: str) -> str | None:
+    """The pod (``namespace/pod``) a ``device_error`` sentence names; None for another why."""
+    found = _DEVICE_ERROR.fullmatch(why)
+    return None if found is None else found["pod"]
 
 
 def _cordon_cause(node: Node, found: Devices, thresholds: HealthThresholds) -> str | None:

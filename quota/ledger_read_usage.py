@@ -48,17 +48,22 @@ class UsageLine:
 
 @translated
 def usage(
-    session: Session, start: datetime, end: datetime, group_by: Sequence[str]
+    session: Session,
+    start: datetime,
+    end: datetime,
+    group_by: Sequence[str],
+    namespaces: Sequence[str] | None = None,
 ) -> list[UsageLine]:
     """Resource use between ``start`` and ``end``; intervals still open count up to ``end``.
     Cost is what the charged part (held minus hardware-fault time) costs at the prices of
-    each interval's flavor."""
+    each interval's flavor. ``namespaces``: count only their workloads (None: all)."""
     unknown = [g for g in group_by if g not in GROUPS]
     if unknown:
         raise ValueError(f"cannot group usage by {', '.join(unknown)}")
     columns = [GROUPS[g] for g in group_by]
     selected = "".join(f"{c}, " for c in columns)
     grouped = ", ".join([*columns, "u.resource"])
+    only = "" if namespaces is None else "AND w.namespace = ANY(:namespaces)"
     rows = session.execute(
         text(
             f"""
@@ -79,11 +84,11 @@ def usage(
             JOIN workloads AS w ON w.id = u.workload_id
             LEFT JOIN cluster_queues AS q ON q.name = u.cluster_queue
             LEFT JOIN resource_flavors AS f ON f.name = u.flavor
-            WHERE u.started_at < :end AND (u.ended_at IS NULL OR u.ended_at > :start)
+            WHERE u.started_at < :end AND (u.ended_at IS NULL OR u.ended_at > :start) {only}
             GROUP BY {grouped} ORDER BY {grouped}
             """
         ),
-        {"start": start, "end": end},
+        {"start": start, "end": end, "namespaces": list(namespaces or ())},
     ).all()
     n = len(columns)
     return [

@@ -12,6 +12,8 @@ from pydantic import Field
 from sqlalchemy.orm import Session
 
 from admission.health import operator_move
+from api import tenancy
+from api.auth import Caller, Grant
 from api.deps import ContextDep, LedgerDep
 from api.schemas.base import Schema
 from quota import ledger_nodes
@@ -113,8 +115,9 @@ def _move(
 
 
 @reads.get("/nodes/{name}/history", response_model=NodeHistory, response_model_by_alias=True)
-def history(name: str, ledger: LedgerDep) -> NodeHistory:
-    """The node's health now, every transition (who, why, when) and the work it displaced."""
+def history(name: str, ledger: LedgerDep, caller: Caller) -> NodeHistory:
+    """The node's health now, every transition (who, why, when) and the work it displaced
+    (another namespace's work, to a tenant, as "(another namespace)")."""
     session = ledger.session
     current = ledger_nodes.node_state(session, name)
     if current is None:
@@ -123,11 +126,8 @@ def history(name: str, ledger: LedgerDep) -> NodeHistory:
         node=name,
         health=str(current.health),
         health_since=current.since,
-        transitions=[_transition(t) for t in ledger_nodes.history(session, name)],
-        displaced=[
-            DisplacedWorkload(namespace=d.namespace, name=d.name, at=d.at, details=d.details)
-            for d in ledger_nodes.displaced(session, name)
-        ],
+        transitions=[_transition(t, caller) for t in ledger_nodes.history(session, name)],
+        displaced=[_displaced(d, caller) for d in ledger_nodes.displaced(session, name)],
     )
 
 
@@ -139,13 +139,18 @@ def _state(value: str, field: str) -> NodeHealth:
     raise InvalidInput([Problem(message, source="request", field=field)])
 
 
-def _transition(t: HealthTransition) -> Transition:
+def _displaced(d: ledger_nodes.Displaced, caller: Grant | None) -> DisplacedWorkload:
+    namespace, name, details = tenancy.owned(caller, d.namespace, d.name, d.details)
+    return DisplacedWorkload(namespace=namespace, name=name, at=d.at, details=dict(details))
+
+
+def _transition(t: HealthTransition, caller: Grant | None = None) -> Transition:
     return Transition.model_validate(
         {
             "node": t.node,
             "from": None if t.before is None else str(t.before),
             "to": str(t.after),
-            "why": t.why,
+            "why": tenancy.node_why(caller, t.why),
             "actor": t.actor,
             "at": t.at,
         }

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
+from api import tenancy
 from api.auth import Caller
 from api.deps import ContextDep, LedgerDep, QuotaObjectsDep
 from api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_name_cursor, encode_cursor
@@ -112,7 +113,7 @@ def get_cohort(name: str, ledger: LedgerDep, _: Caller) -> CohortOut:
 @router.get("/usage")
 def get_usage(
     ledger: LedgerDep,
-    _: Caller,
+    caller: Caller,
     start: Annotated[datetime | None, Query(alias="from", description="default: 24h ago")] = None,
     end: Annotated[datetime | None, Query(alias="to", description="default: now")] = None,
     group_by: Annotated[
@@ -123,7 +124,8 @@ def get_usage(
         ),
     ] = "clusterQueue,flavor",
 ) -> UsageReport:
-    """Metered resource-seconds per group and resource over [from, to)."""
+    """Metered resource-seconds per group and resource over [from, to); a tenant's report
+    counts only the workloads of its namespaces."""
     groups = [g.strip() for g in group_by.split(",") if g.strip()]
     unknown = [g for g in groups if g not in metering.GROUPS]
     if unknown or len(set(groups)) != len(groups):
@@ -131,7 +133,7 @@ def get_usage(
             f"groupBy takes distinct names from: {', '.join(metering.GROUPS)}", "groupBy"
         )
     start, end = _window(start, end)
-    lines = metering.usage(ledger.session, start, end, groups)
+    lines = metering.usage(ledger.session, start, end, groups, tenancy.namespaces(caller))
     return UsageReport.model_validate(
         {
             "from": start,

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
+from api import tenancy
 from api.auth import Caller, Grant, require_namespace
 from api.deps import ContextDep, LedgerDep
 from api.estimate import entry_seconds, estimate_start, timeline_summary
@@ -37,7 +38,6 @@ from quota.workload import WorkloadState
 
 router = APIRouter(prefix="/api/v1", tags=["workloads"])
 AHEAD_SHOWN = 5
-HIDDEN = "(another namespace)"
 
 
 @router.get("/workloads")
@@ -56,8 +56,8 @@ def list_workloads(
     if namespace is not None:
         require_namespace(caller, namespace)
         namespaces = [namespace]
-    elif caller is not None and caller.namespaces is not None:
-        namespaces = sorted(caller.namespaces)
+    else:
+        namespaces = tenancy.namespaces(caller)
     where = reads.WorkloadFilter(
         namespaces=namespaces,
         cluster_queue=cluster_queue,
@@ -70,7 +70,7 @@ def list_workloads(
     more = len(views) > limit
     views = views[:limit]
     return WorkloadPage(
-        items=[_summary(v) for v in views],
+        items=[_summary(v, caller) for v in views],
         next_cursor=encode_cursor(views[-1].id) if more else None,
     )
 
@@ -97,9 +97,10 @@ def get_workload(namespace: str, name: str, ctx: ContextDep, caller: Caller) -> 
         )
         if at is not None:
             estimate = EstimatedStart(at=at.at, basis=at.basis)
+    reasons, hints = tenancy.verdict(caller, view.reasons, view.hints)
     return json_response(
         WorkloadDetail(
-            **_summary_fields(view),
+            **_summary_fields(view, caller),
             pod_sets=[
                 PodSetOut(
                     name=p.name,
@@ -110,8 +111,8 @@ def get_workload(namespace: str, name: str, ctx: ContextDep, caller: Caller) -> 
                 for p in view.pod_sets
             ],
             admission=_admission(view),
-            reasons=[Reason.model_validate(dict(r)) for r in view.reasons],
-            hints=list(view.hints),
+            reasons=[Reason.model_validate(dict(r)) for r in reasons],
+            hints=hints,
             ahead=[_ahead(a, caller) for a in found.ahead],
             ahead_count=ahead_count,
             estimated_start=estimate,
@@ -127,7 +128,8 @@ def get_history(namespace: str, name: str, ledger: LedgerDep, caller: Caller) ->
     now = datetime.now(UTC)
     entries = history_reads.timeline(ledger.session, view.id)
     events = [
-        EventOut(at=e.at, type=e.type, reason=e.reason, details=dict(e.details))
+        EventOut(at=e.at, type=e.type, reason=e.reason,
+                 details=dict(tenancy.details(caller, e.details)))
         for e in history_reads.events(ledger.session, view.id)
     ]
     summary, waited = timeline_summary(entries, now)
@@ -137,20 +139,24 @@ def get_history(namespace: str, name: str, ledger: LedgerDep, caller: Caller) ->
         state=str(view.state),
         summary=summary,
         waited_seconds=waited,
-        timeline=[
-            TimelineOut(
-                code=e.code,
-                message=e.message,
-                details=dict(e.details),
-                since=e.since,
-                until=e.until,
-                seconds=entry_seconds(e, now),
-            )
-            for e in entries
-        ],
+        timeline=[_timeline(e, caller, now) for e in entries],
         events=events,
         admissions=sum(1 for e in events if e.type == "Admitted"),
         evictions=[e for e in events if e.type == "Evicted"],
+    )
+
+
+def _timeline(
+    entry: history_reads.TimelineEntry, caller: Grant | None, now: datetime
+) -> TimelineOut:
+    shown = tenancy.reason(caller, {"message": entry.message, "details": entry.details})
+    return TimelineOut(
+        code=entry.code,
+        message=shown["message"],
+        details=dict(shown["details"]),
+        since=entry.since,
+        until=entry.until,
+        seconds=entry_seconds(entry, now),
     )
 
 
@@ -162,12 +168,12 @@ def _find(ledger: LedgerDep, caller: Grant | None, namespace: str, name: str) ->
     return view
 
 
-def _summary(view: reads.WorkloadView) -> WorkloadSummary:
-    return WorkloadSummary(**_summary_fields(view))
+def _summary(view: reads.WorkloadView, caller: Grant | None) -> WorkloadSummary:
+    return WorkloadSummary(**_summary_fields(view, caller))
 
 
-def _summary_fields(view: reads.WorkloadView) -> dict[str, Any]:
-    primary = view.reasons[0] if view.reasons else None
+def _summary_fields(view: reads.WorkloadView, caller: Grant | None) -> dict[str, Any]:
+    primary = tenancy.reason(caller, view.reasons[0]) if view.reasons else None
     return dict(
         namespace=view.namespace,
         name=view.name,
@@ -208,10 +214,10 @@ def _admission(view: reads.WorkloadView) -> AdmissionOut | None:
 
 def _ahead(entry: reads.AheadEntry, caller: Grant | None) -> AheadOut:
     # A tenant sees that work is ahead of it, and how big, but not other tenants' names.
-    visible = caller is None or caller.may_see(entry.namespace)
+    visible = tenancy.may_see(caller, entry.namespace)
     return AheadOut(
-        namespace=entry.namespace if visible else HIDDEN,
-        name=entry.name if visible else HIDDEN,
+        namespace=entry.namespace if visible else tenancy.HIDDEN,
+        name=entry.name if visible else tenancy.HIDDEN,
         priority=entry.priority,
         position=entry.position,
         requests=format_resources(dict(entry.requests)),

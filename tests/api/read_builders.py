@@ -5,22 +5,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 import sqlalchemy as sa
-from served import served
+from fastapi import FastAPI
+from served import running, served
 from sqlalchemy.orm import sessionmaker
 
 from admission.actuation import Actuation
 from admission.loop import AdmissionLoop
 from admission.submit import finish_workload, submit_workload
 from api.auth import Grant
+from api.deps import AppContext, Readiness
 from quota.apply import apply_objects, parse_texts
 from quota.ledger import Ledger
+from quota.ledger_connect import Transactions
 
 GPU = "nvidia.com/gpu"
 
@@ -44,12 +47,18 @@ def pool(*queues: tuple[str, int], cohort: str | None = "all") -> str:
     return "---\n".join(docs)
 
 
-def job(name: str, gpus: int, namespace: str) -> dict[str, Any]:
+def job(
+    name: str, gpus: int, namespace: str, *, queue: str = "main", priority: str | None = None,
+    annotations: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    labels = {"kueue.x-k8s.io/queue-name": queue}
+    if priority is not None:
+        labels["kueue.x-k8s.io/priority-class"] = priority
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": name, "namespace": namespace,
-                     "labels": {"kueue.x-k8s.io/queue-name": "main"}},
+        "metadata": {"name": name, "namespace": namespace, "labels": labels,
+                     "annotations": annotations or {}},
         "spec": {"template": {"spec": {"containers": [
             {"name": "main", "image": "trainer", "resources": {"limits": {GPU: str(gpus)}}}
         ]}}},
@@ -79,10 +88,11 @@ class World:
         with self.sessions() as session:
             apply_objects(Ledger(session), parse_texts([("test", text)]), actor="test")
 
-    def submit(self, name: str, gpus: int, namespace: str) -> None:
+    def submit(self, name: str, gpus: int, namespace: str, **options: Any) -> None:
+        """Submit ``job(name, gpus, namespace, **options)`` at ``now``."""
         with self.sessions() as session:
-            submit_workload(Ledger(session), job(name, gpus, namespace), now=self.now,
-                            actor="test")  # fmt: skip
+            submit_workload(Ledger(session), job(name, gpus, namespace, **options),
+                            now=self.now, actor="test")  # fmt: skip
 
     def finish(self, namespace: str, name: str) -> None:
         with self.sessions() as session:
@@ -107,3 +117,19 @@ class World:
 def serve(url: str, tokens: Sequence[Grant] = ()) -> contextlib.AbstractContextManager[httpx.Client]:
     """Berth under uvicorn on a loopback port over ``url``; a client for it."""
     return served(url, tokens)
+
+
+def berth_context(engine: sa.Engine, tokens: Sequence[Grant] = ()) -> AppContext:
+    """The context ``berth serve`` gives the app, over ``engine``."""
+    return AppContext(
+        session_scope=Transactions(engine),
+        readiness=lambda: Readiness(True, "test"),
+        tokens=tuple(tokens),
+    )
+
+
+@contextlib.contextmanager
+def serving(app: FastAPI) -> Iterator[httpx.Client]:
+    """``app`` under uvicorn on a loopback port; a client for it."""
+    with running(app) as base, httpx.Client(base_url=base, timeout=30) as client:
+        yield client

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from loop_builders import free_port
+from served import free_port
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 _ADMITTED = re.compile(r"admission\.loop: admitted (\S+) to ClusterQueue")
 
 
