@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import Depends, FastAPI
 
+from admission.simulate_limits import SimulationLimits
 from api import auth, errors, metrics
 from api.body_limit import BodyLimit
 from api.deps import AppContext
@@ -23,8 +24,9 @@ from api.routers import (
 from quota.ledger_read_queue_cache import QuotaObjectCache
 
 
-def create_app(context: AppContext) -> FastAPI:
-    """Build the app around a session scope and readiness check given by the shell."""
+def create_app(context: AppContext, *, simulation: SimulationLimits | None = None) -> FastAPI:
+    """Build the app around a session scope and readiness check given by the shell;
+    ``simulation``: the limits of ``POST /api/v1/simulate`` (default: the built-in ones)."""
     app = FastAPI(
         title="Berth",
         version="0.1.0",
@@ -32,6 +34,7 @@ def create_app(context: AppContext) -> FastAPI:
     )
     app.state.berth = context
     app.state.berth_quota_objects = QuotaObjectCache()
+    simulate.install(app, simulation or SimulationLimits())
     errors.install(app)
     auth.install(app)
     app.add_middleware(BodyLimit)

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         context = AppContext(
             session_scope=database.session, readiness=_readiness(database), tokens=tokens
         )
-        app = create_app(context)
+        app = create_app(context, simulation=config.simulation)
         base = f"http://{config.host}:{config.port}"
         log.info(
             "dashboard: %s/  (API %s/api/v1, docs %s/docs, ready %s/readyz)", base, base, base, base

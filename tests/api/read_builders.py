@@ -117,8 +117,9 @@ def _free_port() -> int:
 
 
 @contextmanager
-def serve(url: str, tokens: Sequence[Grant] = ()) -> Iterator[httpx.Client]:
-    """Berth under uvicorn on a loopback port over ``url``; a client for it."""
+def serve(url: str, tokens: Sequence[Grant] = (), **options: Any) -> Iterator[httpx.Client]:
+    """Berth under uvicorn on a loopback port over ``url``; a client for it. ``options``
+    go to ``create_app`` (e.g. ``simulation=SimulationLimits(...)``)."""
     engine = sa.create_engine(url)
     context = AppContext(
         session_scope=sessionmaker(engine, expire_on_commit=False).begin,
@@ -126,7 +127,7 @@ def serve(url: str, tokens: Sequence[Grant] = ()) -> Iterator[httpx.Client]:
         tokens=tuple(tokens),
     )
     server = uvicorn.Server(
-        uvicorn.Config(create_app(context), host="127.0.0.1", port=_free_port(),
+        uvicorn.Config(create_app(context, **options), host="127.0.0.1", port=_free_port(),
                        log_level="warning")
     )  # fmt: skip
     thread = threading.Thread(target=server.run, daemon=True)
