@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from typing import Any
 
 import httpx
 import pytest
@@ -26,7 +27,9 @@ WAIT = 120.0  # liveness: seconds a long simulation may take to be stopped and a
 def one_at_a_time(workloads: int = 2000) -> str:
     """Within every size cap, yet tens of seconds of CPU: one GPU, so each workload's
     completion is an instant of its own whose cycles weigh every workload still queued."""
-    steps = [{"at": "0s", "create": [job(f"j{i}", runtime="1s") for i in range(workloads)]}, {"at": "10h"}]
+    steps: list[dict[str, Any]] = [
+        {"at": "0s", "create": [job(f"j{i}", runtime="1s") for i in range(workloads)]}, {"at": "10h"},
+    ]
     return json.dumps(scenario(*steps, gpus=1))
 
 
@@ -69,33 +72,35 @@ def test_a_simulation_over_a_limit_is_stopped_and_answers_the_error(
 
 
 @contextmanager
-def long_simulation(client: httpx.Client) -> Iterator[Future[httpx.Response]]:
-    """A simulation the time limit will stop, in flight on another thread."""
-    with ThreadPoolExecutor(1) as pool:
-        yield pool.submit(client.post, "/api/v1/simulate", content=one_at_a_time(), headers=JSON, timeout=WAIT)
-
-
-def until_busy(client: httpx.Client) -> httpx.Response:
-    """Send small simulations until one is refused because every slot is taken."""
+def holding_the_slot(client: httpx.Client) -> Iterator[tuple[Future[httpx.Response], httpx.Response]]:
+    """A simulation the time limit will stop, in flight on another thread and holding the
+    only slot: small ones are sent until one is refused. (The long one may itself arrive
+    while a small one holds the slot; it is then sent again.)"""
+    body = one_at_a_time()
     stop = threading.Event()
-    timer = threading.Timer(WAIT, stop.set)  # liveness: the long one must start by then
+    timer = threading.Timer(WAIT, stop.set)  # liveness: it must be running by then
     timer.start()
-    try:
-        while not stop.is_set():
-            response = client.post("/api/v1/simulate", content=SMALL_SCENARIO, headers=JSON)
-            if response.status_code != 200:
-                return response
-            stop.wait(0.05)  # the long one has not taken its slot yet
-        raise AssertionError("the long simulation never held its slot")
-    finally:
-        timer.cancel()
+    with ThreadPoolExecutor(1) as pool:
+        try:
+            running = pool.submit(client.post, "/api/v1/simulate", content=body, headers=JSON, timeout=WAIT)
+            while not stop.is_set():
+                if running.done():
+                    assert running.result().status_code == 503, running.result().text
+                    running = pool.submit(client.post, "/api/v1/simulate", content=body, headers=JSON, timeout=WAIT)
+                probe = client.post("/api/v1/simulate", content=SMALL_SCENARIO, headers=JSON)
+                if probe.status_code != 200:
+                    break
+                stop.wait(0.05)  # the long one has not taken its slot yet
+            else:
+                raise AssertionError("the long simulation never held its slot")
+        finally:
+            timer.cancel()
+        yield running, probe
 
 
 def test_one_simulation_past_the_concurrency_bound_is_refused_with_retry_after(db_url: str) -> None:
     with serve(db_url, simulation=SimulationLimits(concurrency=1, time_limit=5)) as client:
-        with long_simulation(client) as running:
-            refused = until_busy(client)
-            assert running.running()  # refused while the long one held the only slot
+        with holding_the_slot(client) as (running, refused):
             assert refused.status_code == 503, refused.text
             assert refused.json()["error"]["code"] == "SimulatorBusy"
             assert refused.headers["Retry-After"] == "5"
@@ -106,9 +111,8 @@ def test_one_simulation_past_the_concurrency_bound_is_refused_with_retry_after(d
 
 def test_healthz_answers_while_a_long_simulation_runs(db_url: str) -> None:
     limits = SimulationLimits(concurrency=1, time_limit=10)
-    with serve(db_url, simulation=limits) as client, long_simulation(client) as running:
-        until_busy(client)  # it is running now
+    with serve(db_url, simulation=limits) as client, holding_the_slot(client) as (running, _):
         for _ in range(3):
             assert client.get("/healthz", timeout=5).status_code == 200
-        assert running.running()
+        assert running.running()  # the three answers came while it ran
         assert running.result().json()["error"]["code"] == "SimulationTooLong"

@@ -171,7 +171,7 @@ def test_a_lone_surrogate_is_refused_as_not_text(text: str, field: str) -> None:
 # --- annotations ---------------------------------------------------------------------------
 
 
-def annotations(total: int) -> dict[str, str]:
+def notes_of_size(total: int) -> dict[str, str]:
     """Annotations whose keys and values add up to ``total`` bytes."""
     return {"berth.dev/note": "x" * (total - len("berth.dev/note"))}
 
@@ -204,10 +204,10 @@ def annotation_problems(doc: dict[str, Any]) -> list[Problem]:
 @pytest.mark.parametrize(
     ("doc", "field"),
     [
-        pytest.param(with_metadata(flavor(), annotations=annotations(857 * 1024)), "metadata.annotations", id="an 857 KiB map on a ResourceFlavor"),
-        pytest.param(node(annotations(MAX_ANNOTATIONS_BYTES + 1)), "metadata.annotations", id="one byte over on a Node"),
-        pytest.param(job("ns/j", 1, annotations=annotations(MAX_ANNOTATIONS_BYTES + 1)), "metadata.annotations", id="a submitted Job"),
-        pytest.param(workload(annotations(MAX_ANNOTATIONS_BYTES + 1)), "spec.podSets[0].template.metadata.annotations", id="a Workload's pod template"),
+        pytest.param(with_metadata(flavor(), annotations=notes_of_size(857 * 1024)), "metadata.annotations", id="an 857 KiB map on a ResourceFlavor"),
+        pytest.param(node(notes_of_size(MAX_ANNOTATIONS_BYTES + 1)), "metadata.annotations", id="one byte over on a Node"),
+        pytest.param(job("ns/j", 1, annotations=notes_of_size(MAX_ANNOTATIONS_BYTES + 1)), "metadata.annotations", id="a submitted Job"),
+        pytest.param(workload(notes_of_size(MAX_ANNOTATIONS_BYTES + 1)), "spec.podSets[0].template.metadata.annotations", id="a Workload's pod template"),
         pytest.param(with_metadata(flavor(), annotations={"é": "é" * (MAX_ANNOTATIONS_BYTES // 2)}), "metadata.annotations", id="counted in UTF-8 bytes, not characters"),
     ],
 )
@@ -220,8 +220,8 @@ def test_annotations_over_256_kib_are_refused(doc: dict[str, Any], field: str) -
 @pytest.mark.parametrize(
     "doc",
     [
-        pytest.param(with_metadata(flavor(), annotations=annotations(MAX_ANNOTATIONS_BYTES)), id="a ResourceFlavor at the limit"),
-        pytest.param(job("ns/j", 1, annotations=annotations(MAX_ANNOTATIONS_BYTES)), id="a Job at the limit"),
+        pytest.param(with_metadata(flavor(), annotations=notes_of_size(MAX_ANNOTATIONS_BYTES)), id="a ResourceFlavor at the limit"),
+        pytest.param(job("ns/j", 1, annotations=notes_of_size(MAX_ANNOTATIONS_BYTES)), id="a Job at the limit"),
     ],
 )
 def test_annotations_at_256_kib_are_accepted(doc: dict[str, Any]) -> None:
