@@ -108,7 +108,9 @@ def parse_scenario(text: str, source: str, epoch: datetime = EPOCH) -> Scenario:
         documents = load_documents(text, source)
     except InvalidInput as exc:
         # One document only, so "document 0" would be noise in the message.
-        raise InvalidInput([Problem(p.message, source=source) for p in exc.problems]) from exc
+        raise InvalidInput(
+            [Problem(p.message, source=source, field=p.field) for p in exc.problems]
+        ) from exc
     if len(documents) != 1 or not isinstance(documents[0][1], Mapping):
         raise InvalidInput(
             [

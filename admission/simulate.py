@@ -9,13 +9,14 @@ event names it or its deadline passes; then it is evicted and requeued.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from admission.engine.cycle import run_cycle
 from admission.engine.types import CycleResult, PendingStatus, Reason, Snapshot
 from admission.scenario import WORKLOAD_KINDS, Scenario, Step, format_duration
+from admission.simulate_limits import SimulationStopped, too_many_cycles
 from quota.checkpoints import CHECKPOINTED_AT, checkpoint_grace, format_time
 from quota.errors import BerthError
 from quota.manifests import ManifestObject
@@ -42,6 +43,7 @@ _GRACEFUL = (str(EvictionReason.PREEMPTED), str(EvictionReason.NODE_UNHEALTHY))
 class SimulationError(BerthError):
     """The engine did not settle at an instant (it kept admitting or evicting)."""
 
+    status = 422  # the scenario's doing: it is answered, not a server fault
     code = "SimulationError"
 
 
@@ -80,9 +82,20 @@ class SimulationResult:
     steps: tuple[StepOutcome, ...] = field(default_factory=tuple)
 
 
-def simulate(scenario: Scenario, *, max_cycles: int = MAX_CYCLES) -> SimulationResult:
-    """Run every step of ``scenario``; raises ``SimulationError`` if an instant never settles."""
-    world = _World(scenario.objects, scenario.epoch, max_cycles)
+def simulate(
+    scenario: Scenario,
+    *,
+    max_cycles: int = MAX_CYCLES,
+    cycle_budget: int | None = None,
+    keep_going: Callable[[], bool] | None = None,
+) -> SimulationResult:
+    """Run every step of ``scenario``; raises ``SimulationError`` if an instant never settles.
+
+    ``cycle_budget`` caps the engine cycles of the whole run (``ScenarioTooLarge``);
+    ``keep_going`` is asked before every cycle, and ``False`` stops the run
+    (``SimulationStopped``): the caller's time limit, read from the caller's clock.
+    """
+    world = _World(scenario.objects, scenario.epoch, max_cycles, cycle_budget, keep_going)
     outcomes = []
     for step in scenario.steps:
         now = scenario.epoch + step.at
@@ -96,9 +109,18 @@ def simulate(scenario: Scenario, *, max_cycles: int = MAX_CYCLES) -> SimulationR
 class _World:
     """The simulated cluster between cycles: objects, workloads and their timers."""
 
-    def __init__(self, objects: tuple[ManifestObject, ...], epoch: datetime, cap: int) -> None:
+    def __init__(
+        self,
+        objects: tuple[ManifestObject, ...],
+        epoch: datetime,
+        cap: int,
+        budget: int | None = None,
+        keep_going: Callable[[], bool] | None = None,
+    ) -> None:
         self.epoch = epoch
-        self.cap = cap
+        self.cap = cap  # cycles per instant
+        self.budget = budget  # cycles over the whole run
+        self.keep_going = keep_going
         self.objects: dict[str, ManifestObject] = {o.key: o for o in objects}
         self.workloads: dict[str, Workload] = {}  # creation order, finished ones included
         self.borrowing: dict[str, bool] = {}
@@ -106,6 +128,7 @@ class _World:
         self.finish_at: dict[str, datetime] = {}
         self.grace_until: dict[str, datetime] = {}  # Evicting victims: their deadline
         self.pending: Mapping[str, PendingStatus] = {}
+        self.cycles = 0  # run so far, every instant together
 
     def advance_to(self, now: datetime) -> None:
         """Complete runtimes and end checkpoint graces due up to ``now``, in time order;
@@ -167,6 +190,7 @@ class _World:
         """Run cycles at ``now`` until nothing is admitted or evicted; return the evicted."""
         evicted: list[str] = []
         for _ in range(self.cap):
+            self._may_cycle(now)
             result = run_cycle(self.snapshot(), now)
             self.pending = result.pending
             if not result.admitted and not result.evicted:
@@ -176,6 +200,15 @@ class _World:
             f"the engine kept admitting or evicting at {format_duration(now - self.epoch)}: "
             f"no fixed point after {self.cap} cycles"
         )
+
+    def _may_cycle(self, now: datetime) -> None:
+        """Count one more cycle against the budget; ask the caller whether to go on."""
+        self.cycles += 1
+        at = format_duration(now - self.epoch)
+        if self.budget is not None and self.cycles > self.budget:
+            raise too_many_cycles(self.budget, at)
+        if self.keep_going is not None and not self.keep_going():
+            raise SimulationStopped(f"stopped at virtual time {at}, after {self.cycles - 1} cycles")
 
     def _record(self, result: CycleResult, now: datetime) -> list[str]:
         # Victims first: they give back quota that the same cycle's admissions may rely on.

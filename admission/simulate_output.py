@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 
 from admission.simulate import QueueUsage, SimulationResult, StepOutcome, WorkloadView
+from admission.simulate_limits import result_too_large
 from quota.quantity import format_quantity
 from quota.workload import WorkloadState
 
@@ -17,6 +18,25 @@ def to_dict(result: SimulationResult) -> dict[str, object]:
 
 def render_json(result: SimulationResult) -> str:
     return json.dumps(to_dict(result), indent=2) + "\n"
+
+
+def render_compact(result: SimulationResult, *, max_bytes: int | None = None) -> bytes:
+    """``to_dict`` as compact UTF-8 JSON, one step at a time so that at most ``max_bytes``
+    of it is ever held; ``ResultTooLarge`` at the step that passes the limit."""
+    parts = [b'{"name":', _compact(result.name), b',"steps":[']
+    size = sum(map(len, parts)) + 2  # and the closing "]}"
+    for index, step in enumerate(result.steps):
+        part = _compact(_step(step))
+        size += len(part) + (1 if index else 0)
+        if max_bytes is not None and size > max_bytes:
+            raise result_too_large(max_bytes, index, len(result.steps))
+        parts.extend((b",", part) if index else (part,))
+    parts.append(b"]}")
+    return b"".join(parts)
+
+
+def _compact(value: object) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def _step(step: StepOutcome) -> dict[str, object]:

@@ -11,6 +11,7 @@ from fastapi import Depends, FastAPI
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 
+from admission.simulate_limits import SimulationLimits
 from api import auth, deps, errors, metrics
 from api.body_limit import BodyLimit
 from api.deps import AppContext
@@ -44,8 +45,9 @@ async def _worker_threads(_: FastAPI) -> AsyncIterator[None]:
     yield
 
 
-def create_app(context: AppContext) -> FastAPI:
-    """Build the app around a session scope and readiness check given by the shell."""
+def create_app(context: AppContext, *, simulation: SimulationLimits | None = None) -> FastAPI:
+    """Build the app around a session scope and readiness check given by the shell;
+    ``simulation``: the limits of ``POST /api/v1/simulate`` (default: the built-in ones)."""
     app = FastAPI(
         title="Berth",
         version="0.1.0",
@@ -54,6 +56,7 @@ def create_app(context: AppContext) -> FastAPI:
     )
     app.state.berth = context
     app.state.berth_quota_objects = QuotaObjectCache()
+    simulate.install(app, simulation or SimulationLimits())
     errors.install(app)
     auth.install(app)
     app.add_middleware(BodyLimit)

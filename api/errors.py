@@ -17,7 +17,7 @@ def install(app: FastAPI) -> None:
         body: dict[str, object] = dict(exc.to_dict())
         if isinstance(exc, InvalidInput):
             body["problems"] = [p.to_dict() for p in exc.problems]
-        return JSONResponse({"error": body}, status_code=exc.status)
+        return JSONResponse({"error": body}, status_code=exc.status, headers=exc.headers() or None)
 
     @app.exception_handler(RequestValidationError)
     async def request_error(_: Request, exc: RequestValidationError) -> JSONResponse:

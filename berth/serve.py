@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
             tokens=tokens,
             metrics_open=config.metrics_open,
         )
-        app = create_app(context)
+        app = create_app(context, simulation=config.simulation)
         base = f"http://{config.host}:{config.port}"
         log.info(
             "dashboard: %s/  (API %s/api/v1, docs %s/docs, ready %s/readyz)", base, base, base, base

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from admission.health import DEFAULT_DEVICE_ERROR_EXIT_CODES, HealthThresholds
+from admission.simulate_limits import SimulationLimits
 from berth.embedded import default_home
 from quota.errors import BerthError
 from quota.ledger_connect import DEFAULT_STATEMENT_SECONDS, ConnectionLimits
@@ -31,6 +32,7 @@ class Settings:
     lease_seconds: float = DEFAULT_LEASE_SECONDS
     # GET /metrics without a token although tokens are set (BERTH_METRICS_OPEN=true).
     metrics_open: bool = False
+    simulation: SimulationLimits = field(default_factory=SimulationLimits)
 
 
 def load(
@@ -56,7 +58,29 @@ def load(
         ),
         lease_seconds=_seconds(os.environ, "BERTH_LEADER_LEASE_SECONDS", DEFAULT_LEASE_SECONDS),
         metrics_open=_flag(os.environ, "BERTH_METRICS_OPEN", False),
+        simulation=simulation_limits(os.environ),
     )
+
+
+def simulation_limits(env: Mapping[str, str]) -> SimulationLimits:
+    """``BERTH_SIMULATE_TIME_LIMIT`` (seconds) and ``BERTH_SIMULATE_CONCURRENCY`` for
+    ``POST /api/v1/simulate``; its size caps are fixed (see README, Limits)."""
+    default = SimulationLimits()
+    name = "BERTH_SIMULATE_TIME_LIMIT"
+    text = env.get(name, "").strip()
+    try:
+        time_limit = float(text) if text else default.time_limit
+    except ValueError:
+        time_limit = -1.0
+    if not 0 < time_limit < float("inf"):
+        raise BerthError(f"{name}: {text!r} is not a number of seconds above 0", field=name)
+    name = "BERTH_SIMULATE_CONCURRENCY"
+    text = env.get(name, "").strip()
+    if text and (not text.isdigit() or int(text) < 1):
+        raise BerthError(f"{name}: {text!r} is not a whole number of simulations (1 or more)",
+                         field=name)  # fmt: skip
+    concurrency = int(text) if text else default.concurrency
+    return replace(default, time_limit=time_limit, concurrency=concurrency)
 
 
 def health_thresholds(env: Mapping[str, str]) -> HealthThresholds:

@@ -16,6 +16,10 @@ class BerthError(Exception):
         self.message = message
         self.field = field
 
+    def headers(self) -> dict[str, str]:
+        """HTTP headers the answer carries besides the body (e.g. ``Retry-After``)."""
+        return {}
+
     def to_dict(self) -> dict[str, str]:
         body = {"code": self.code, "message": self.message}
         if self.field is not None:

@@ -59,7 +59,7 @@ def parse_workload(
     # As kubectl does without a context namespace.
     namespace = metadata.string("namespace", check=dns_label) or "default"
     labels = metadata.string_map("labels", check_keys=qualified_name)
-    annotations = metadata.string_map("annotations")
+    annotations = metadata.annotation_map()
     found = checkpoint_problem(annotations)
     if found is not None:
         Field(sink, f"metadata.annotations[{found[0]}]").problem(found[1])
@@ -168,7 +168,7 @@ def _pod_set(name: str, count: int, min_count: int | None, template: Field) -> P
         node_selector=pod.string_map("nodeSelector", check_keys=qualified_name),
         affinity_terms=read_affinity_terms(pod),
         tolerations=read_tolerations(pod, "tolerations"),
-        annotations=metadata.string_map("annotations"),
+        annotations=metadata.annotation_map(),
     )
 
 

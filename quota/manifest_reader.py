@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import TypeVar
 
 from quota.errors import Problem
+from quota.input_limits import annotations_problem
 from quota.quantity import QuantityError, format_quantity, parse_quantity
 
 E = TypeVar("E", bound=StrEnum)
@@ -299,6 +300,15 @@ class Field:
                 continue
             result[name] = value
         return result
+
+    def annotation_map(self, key: str = "annotations") -> dict[str, str]:
+        """An object's annotations: a string map of at most 256 KiB, as Kubernetes caps it."""
+        annotations = self.string_map(key)
+        why = annotations_problem(annotations)
+        if why is not None:
+            self.child(key).problem(why)
+            return {}  # what reads single annotations would only add noise
+        return annotations
 
     def quantity_map(self, key: str) -> dict[str, int]:
         """A mapping of resource name to quantity (requests, capacity) in milli-units."""

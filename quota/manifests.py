@@ -8,14 +8,11 @@ object and exact field path, is collected into one ``InvalidInput``.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import yaml
 
 from quota.errors import InvalidInput, NotFound, Problem
+from quota.input_limits import read_documents
 from quota.kinds import KINDS, Kind, resolve_kind
 from quota.manifest_kinds import READERS, Meta, Model
 from quota.manifest_reader import Field, Sink, describe, dns_label, dns_name, qualified_name
@@ -78,45 +75,18 @@ class ManifestObject:
         return f"{self.kind}/{name}"
 
 
-class _Loader(yaml.SafeLoader):
-    """Safe YAML that refuses a key repeated in one mapping instead of keeping the last."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
-        seen: dict[str, int] = {}
-        for key_node, _ in node.value:
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
-                continue
-            if key_node.value in seen:
-                raise yaml.constructor.ConstructorError(
-                    None,
-                    None,
-                    f"duplicate key {key_node.value!r} (first at line {seen[key_node.value]})",
-                    key_node.start_mark,
-                )
-            seen[key_node.value] = key_node.start_mark.line + 1
-        return super().construct_mapping(node, deep)
-
-
 def load_documents(text: str, source: str) -> list[tuple[int, object]]:
-    """Multi-document YAML (or JSON) → ``(document index, document)``, empty ones skipped.
+    """Multi-document YAML (or JSON) → ``(document index, document)``, empty ones skipped,
+    within the bounds of ``quota.input_limits`` (depth, aliases, NUL).
 
     A ``kind: List`` (or a bare list) expands into its items under its own index.
     """
-    stripped = text.lstrip()
-    if stripped[:1] in ("{", "["):
-        try:
-            return [(0, item) for item in _expand(json.loads(text)) if item is not None]
-        except json.JSONDecodeError:
-            pass  # let the YAML parser report it, with a line number
-    docs: list[tuple[int, object]] = []
-    count = 0  # documents read so far, empty ones included, so indexes match the file
-    try:
-        for doc in yaml.load_all(text, Loader=_Loader):
-            docs.extend((count, item) for item in _expand(doc) if item is not None)
-            count += 1
-    except yaml.YAMLError as exc:
-        raise InvalidInput([Problem(_yaml_message(exc), source, count)]) from exc
-    return docs
+    return [
+        (index, item)
+        for index, doc in read_documents(text, source)
+        for item in _expand(doc)
+        if item is not None
+    ]
 
 
 def _expand(doc: object) -> list[object]:
@@ -126,18 +96,6 @@ def _expand(doc: object) -> list[object]:
         items: list[object] = doc["items"]
         return items
     return [doc]
-
-
-def _yaml_message(exc: yaml.YAMLError) -> str:
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc)
-    if mark is None:
-        return f"invalid YAML: {problem}"
-    message = f"invalid YAML at line {mark.line + 1}, column {mark.column + 1}: {problem}"
-    context, context_mark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
-    if context and context_mark is not None and context_mark.line != mark.line:
-        message += f" ({context} at line {context_mark.line + 1})"
-    return message
 
 
 def parse_objects(docs: Iterable[tuple[str, int, object]]) -> list[ManifestObject]:
@@ -195,7 +153,7 @@ def _parse_one(
     if kind == "LocalQueue":
         namespace = metadata.string("namespace", required=True, check=dns_label) or ""
     labels = metadata.string_map("labels", check_keys=qualified_name)
-    annotations = metadata.string_map("annotations")
+    annotations = metadata.annotation_map()
     value = READERS[kind](top, Meta(name or "", namespace, labels, annotations))
     if len(problems) > before:
         return None

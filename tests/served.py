@@ -7,7 +7,8 @@ import contextlib
 import socket
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import httpx
 import sqlalchemy as sa
@@ -63,6 +64,7 @@ def served(
     limits: ConnectionLimits | None = None,
     timeout: float = 30,
     metrics_open: bool = False,
+    app_options: Mapping[str, Any] | None = None,
 ) -> Iterator[httpx.Client]:
     """Berth's API over the ledger at ``url``; a client for it."""
     with engine_for(url, limits) as engine:
@@ -72,7 +74,7 @@ def served(
             tokens=tuple(tokens),
             metrics_open=metrics_open,
         )
-        with running(create_app(context)) as base, httpx.Client(
+        with running(create_app(context, **dict(app_options or {}))) as base, httpx.Client(
             base_url=base, timeout=timeout
         ) as client:
             yield client

@@ -15,13 +15,14 @@ from admission.health import operator_move
 from api import tenancy
 from api.auth import Caller, Grant
 from api.deps import ContextDep, LedgerDep
+from api.input_guard import BoundedJsonRoute
 from api.schemas.base import Schema
 from quota import ledger_nodes
 from quota.errors import Conflict, InvalidInput, NotFound, Problem
 from quota.ledger_nodes import HealthTransition
 from quota.model import NodeHealth
 
-actions = APIRouter(prefix="/api/v1", tags=["nodes"])
+actions = APIRouter(prefix="/api/v1", tags=["nodes"], route_class=BoundedJsonRoute)
 reads = APIRouter(prefix="/api/v1", tags=["nodes"])
 
 _STATES = ", ".join(str(state) for state in NodeHealth)

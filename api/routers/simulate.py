@@ -1,21 +1,76 @@
-"""``POST /api/v1/simulate``: the what-if of ``berth simulate`` over REST; nothing is written."""
+"""``POST /api/v1/simulate``: the what-if of ``berth simulate`` over REST; nothing is written.
+
+A simulation is CPU-bound pure code, so it runs in a worker thread, never on the event
+loop that serves ``/healthz`` and the admission loop. What it may cost is bounded
+(``admission.simulate_limits``): a scenario over a cap is refused before it runs, the
+engine's cycles are counted, the time limit is a deadline the simulator checks between
+cycles (so the thread, and the CPU it burns, stops: nothing runs on after the answer), the
+answer is cut off at its size cap, and at most ``concurrency`` simulations run at once;
+one more is refused at once with 503 and ``Retry-After``, not queued.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import math
+import threading
+import time
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
 from admission.scenario import parse_scenario
 from admission.simulate import simulate
-from admission.simulate_output import to_dict
+from admission.simulate_limits import SimulationLimits, SimulationStopped, check_size
+from admission.simulate_output import render_compact
+from quota.errors import BerthError
 
 router = APIRouter(prefix="/api/v1", tags=["simulate"])
 
 
+class SimulatorBusy(BerthError):
+    status = 503
+    code = "SimulatorBusy"
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}
+
+
+class SimulationGate:
+    """The app's simulation limits and the slots of the simulations running now."""
+
+    def __init__(self, limits: SimulationLimits) -> None:
+        self.limits = limits
+        self._slots = threading.BoundedSemaphore(limits.concurrency)
+
+    def enter(self) -> None:
+        """Take a slot, or ``SimulatorBusy`` when every slot is taken."""
+        if not self._slots.acquire(blocking=False):
+            raise SimulatorBusy(
+                f"{self.limits.concurrency} simulations are running (the limit); "
+                "try again when one has finished",
+                retry_after=max(1, math.ceil(self.limits.time_limit)),
+            )
+
+    def leave(self) -> None:
+        self._slots.release()
+
+
+def install(app: FastAPI, limits: SimulationLimits) -> None:
+    """Give the app its simulation limits (``berth serve`` takes them from the settings)."""
+    app.state.berth_simulations = SimulationGate(limits)
+
+
+def _error(description: str) -> dict[str, object]:
+    return {"description": description, "content": {"application/json": {}}}
+
+
 @router.post(
     "/simulate",
+    response_class=Response,
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -26,13 +81,42 @@ router = APIRouter(prefix="/api/v1", tags=["simulate"])
             },
         }
     },
+    responses={
+        200: {
+            "description": "every step's workloads, preemptions and ClusterQueue usage",
+            "content": {"application/json": {"schema": {"type": "object"}}},
+        },
+        413: _error("ScenarioTooLarge or ResultTooLarge: over a cap, named with its limit"),
+        422: _error("InvalidInput (named by field), SimulationTooLong (past the time limit)"),
+        503: _error("SimulatorBusy: every simulation slot is taken; see Retry-After"),
+    },
 )
-async def run_scenario(request: Request) -> dict[str, Any]:
+async def run_scenario(request: Request) -> Response:
     """Run a scenario through the admission engine on a virtual clock; the steps' outcomes."""
-    text = (await request.body()).decode("utf-8", errors="replace")
-    # The engine is CPU-bound: keep it off the event loop so other requests still answer.
-    return await run_in_threadpool(_run, text)
+    gate: SimulationGate = request.app.state.berth_simulations
+    gate.enter()
+    try:
+        deadline = time.monotonic() + gate.limits.time_limit
+        text = (await request.body()).decode("utf-8", errors="replace")
+        # anyio waits for the thread even when the request is cancelled, so the slot is
+        # given back only once the simulation has stopped.
+        body = await run_in_threadpool(_run, text, gate.limits, deadline)
+    finally:
+        gate.leave()
+    return Response(body, media_type="application/json")
 
 
-def _run(text: str) -> dict[str, Any]:
-    return to_dict(simulate(parse_scenario(text, "request")))
+def _run(text: str, limits: SimulationLimits, deadline: float) -> bytes:
+    def keep_going() -> bool:
+        return time.monotonic() < deadline
+
+    scenario = parse_scenario(text, "request")
+    check_size(scenario, limits)
+    try:
+        result = simulate(scenario, cycle_budget=limits.max_cycles, keep_going=keep_going)
+    except SimulationStopped as exc:
+        raise SimulationStopped(
+            f"the simulation ran past its time limit of {limits.time_limit:g} s and was "
+            f"{exc.message}: shorten the scenario, or run berth simulate on the command line"
+        ) from exc
+    return render_compact(result, max_bytes=limits.max_result_bytes)

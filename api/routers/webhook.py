@@ -8,9 +8,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Request
 
 from admission.kube.webhook import review_job
+from api.input_guard import BoundedJsonRoute
 from quota.workload import QUEUE_NAME_LABEL
 
-router = APIRouter(tags=["kubernetes"])
+router = APIRouter(tags=["kubernetes"], route_class=BoundedJsonRoute)
 
 
 @router.post("/mutate/batch/v1/jobs")

@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import yaml
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
@@ -15,6 +13,7 @@ from admission.submit import finish_workload, submit_workload
 from api.deps import ContextDep, RawBody
 from quota.checkpoints import parse_time
 from quota.errors import InvalidInput, Problem
+from quota.input_limits import load_json, read_documents
 from quota.ledger import Ledger
 from quota.ledger_checkpoints import record_checkpoint
 from quota.ledger_codec import admission_json
@@ -98,7 +97,7 @@ def _checkpoint_body(body: bytes, now: datetime) -> tuple[datetime, str | None]:
     if not body.strip():
         return now, None
     try:
-        doc = json.loads(body)
+        doc = load_json(body, "request")
     except ValueError as exc:
         raise InvalidInput([Problem(f"not valid JSON: {exc}", source="request")]) from exc
     if not isinstance(doc, dict):
@@ -160,11 +159,8 @@ def workload_json(workload: Workload) -> dict[str, Any]:
 
 
 def _document(body: str) -> object:
-    """The one manifest of the body; YAML is a superset of JSON, so one parser serves both."""
-    try:
-        docs = [d for d in yaml.safe_load_all(body) if d is not None]
-    except yaml.YAMLError as exc:
-        raise InvalidInput([Problem(f"not valid YAML or JSON: {exc}", source="request")]) from exc
+    """The one manifest of the body (YAML or JSON), read within the input bounds."""
+    docs = [doc for _, doc in read_documents(body, "request")]
     if len(docs) != 1:
         raise InvalidInput(
             [

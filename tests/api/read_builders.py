@@ -114,9 +114,12 @@ class World:
         self.engine.dispose()
 
 
-def serve(url: str, tokens: Sequence[Grant] = ()) -> contextlib.AbstractContextManager[httpx.Client]:
-    """Berth under uvicorn on a loopback port over ``url``; a client for it."""
-    return served(url, tokens)
+def serve(
+    url: str, tokens: Sequence[Grant] = (), **options: Any
+) -> contextlib.AbstractContextManager[httpx.Client]:
+    """Berth under uvicorn on a loopback port over ``url``; a client for it. ``options``
+    go to ``create_app`` (e.g. ``simulation=SimulationLimits(...)``)."""
+    return served(url, tokens, app_options=options)
 
 
 def berth_context(engine: sa.Engine, tokens: Sequence[Grant] = ()) -> AppContext:
