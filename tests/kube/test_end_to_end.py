@@ -244,10 +244,9 @@ async def test_watches_recover_from_410_and_see_what_happened_meanwhile(
 def test_the_webhook_route_suspends_a_queued_job(suspend: bool) -> None:
     from fastapi.testclient import TestClient
 
-    from api.app import create_app
-    from api.deps import AppContext, Readiness
+    from api.app import create_webhook_app
 
-    app = create_app(AppContext(session_scope=None, readiness=lambda: Readiness(True, "")))  # type: ignore[arg-type]
+    app = create_webhook_app()
     review = {
         "apiVersion": "admission.k8s.io/v1",
         "kind": "AdmissionReview",
