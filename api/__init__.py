@@ -1,1 +1,12 @@
-"""The REST API and the admin dashboard."""
+"""HTTP: the REST API and the admin dashboard. Routers shape responses; no SQL text here.
+
+- ``app``: the application and the rules its routes must keep; ``deps``: what routes get
+  (a transaction per request, the readiness check).
+- ``auth``, ``tenancy``: tokens, and what a tenant may see of other namespaces.
+- ``guards``, ``body_limit``, ``errors``: bad input refused before any work, errors in one
+  shape.
+- ``pagination``, ``responses``, ``estimate``: cursors, fast response serialisation, start
+  estimates.
+- ``metrics``: ``/metrics``.
+- ``routers``: one per resource; ``schemas``: response models; ``static``: the dashboard.
+"""

@@ -11,11 +11,11 @@ from fastapi import Depends, FastAPI
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 
-from admission.simulate_limits import SimulationLimits
+from admission.simulate.limits import SimulationLimits
 from api import auth, deps, errors, metrics
 from api.body_limit import BodyLimit
 from api.deps import AppContext
-from api.input_guard import no_nul
+from api.guards import no_nul
 from api.routers import (
     apply,
     dashboard,
@@ -28,7 +28,7 @@ from api.routers import (
     workload_actions,
     workloads,
 )
-from quota.ledger_read_queue_cache import QuotaObjectCache
+from quota.ledger.reads.queue_cache import QuotaObjectCache
 
 READS = frozenset({"GET", "HEAD"})
 # Worker threads for the sync routes. Every thread that runs Python competes for the

@@ -20,7 +20,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from api.deps import ContextDep
-from quota.errors import BerthError
+from quota.core.errors import BerthError
 
 TOKENS_ENV = "BERTH_TOKENS"
 MIN_TOKEN_LENGTH = 16

@@ -6,7 +6,7 @@ import json
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from quota.errors import BerthError
+from quota.core.errors import BerthError
 
 MAX_BODY = 1024 * 1024  # 1 MiB: manifests and scenarios are far smaller
 

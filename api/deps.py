@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Annotated
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
-from quota.ledger import Ledger
-from quota.ledger_read_queue_cache import QuotaObjectCache
+from quota.ledger.reads.queue_cache import QuotaObjectCache
+from quota.ledger.repository import Ledger
 
 if TYPE_CHECKING:
     from api.auth import Grant

@@ -6,7 +6,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from quota.errors import BerthError, InvalidInput
+from quota.core.errors import BerthError, InvalidInput
 
 
 def install(app: FastAPI) -> None:

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from quota.ledger_read_history import TimelineEntry
-from quota.ledger_reads import RunTimes
-from quota.reasons import WaitReason
+from quota.core.reasons import WaitReason
+from quota.ledger.reads.history import TimelineEntry
+from quota.ledger.reads.workloads import RunTimes
 
 # Reasons that waiting does not cure: an estimate from queue history would mislead.
 NEVER_BY_WAITING = frozenset(

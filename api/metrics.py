@@ -23,10 +23,10 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 
 from api.deps import AppContext, SessionScope
-from quota import ledger_nodes
-from quota import ledger_read_metrics as aggregates
-from quota import ledger_read_queues as queues
-from quota.model import NodeHealth
+from quota.core.model import NodeHealth
+from quota.ledger import nodes as ledger_nodes
+from quota.ledger.reads import metrics as aggregates
+from quota.ledger.reads import queues
 
 if TYPE_CHECKING:
     from fastapi import FastAPI

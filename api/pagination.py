@@ -9,7 +9,7 @@ from typing import Annotated
 
 from fastapi import Query
 
-from quota.errors import InvalidInput, Problem
+from quota.core.errors import InvalidInput, Problem
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000

@@ -27,9 +27,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from admission.health import device_error_pod
 from api.auth import Forbidden, Grant, require_namespace
-from quota.model import LocalQueue, Namespace
+from quota.core.model import LocalQueue, Namespace
+from quota.core.node_health import device_error_pod
 
 HIDDEN = "(another namespace)"
 

@@ -1,1 +1,11 @@
-"""Berth: job queueing and quota admission controller for shared GPU clusters."""
+"""Berth: job queueing and quota admission controller for shared GPU clusters.
+
+The shell: it may import anything.
+
+- ``settings``: the ONLY reader of ``BERTH_*`` variables: one typed tree.
+- ``embedded``, ``database``, ``migrate``: where the ledger lives, and its migrations.
+- ``serve``, ``readiness``: ``berth serve`` (API, webhook, the loop on the leader) and what
+  ``/readyz`` checks.
+- ``cli``: one module per ``berth`` command; ``__main__``: ``python -m berth``.
+- ``demo``: ``berth serve --demo``; ``bench``: ``berth bench``.
+"""

@@ -4,6 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from berth.cli import main
+from berth.cli.main import main
 
 sys.exit(main())

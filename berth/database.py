@@ -13,8 +13,8 @@ from sqlalchemy.orm import Session
 from berth import migrate
 from berth.embedded import EmbeddedPostgres
 from berth.settings import Settings
-from quota.errors import DatabaseUnavailable
-from quota.ledger_connect import Transactions, create_engine
+from quota.core.errors import DatabaseUnavailable
+from quota.ledger.connect import Transactions, create_engine
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from quota.errors import EmbeddedPostgresError
+from quota.core.errors import EmbeddedPostgresError
 
 log = logging.getLogger(__name__)
 

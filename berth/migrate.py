@@ -11,7 +11,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 import migrations
-from quota.errors import DatabaseUnavailable
+from quota.core.errors import DatabaseUnavailable
 
 
 @contextmanager

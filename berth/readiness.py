@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import sqlalchemy as sa
 
-from admission.leader import CHECK_TIMEOUT, Leadership
+from admission.loop.leader import CHECK_TIMEOUT, Leadership
 from api.deps import Readiness
 from berth import migrate
 from berth.database import Database

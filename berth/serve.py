@@ -20,20 +20,20 @@ from typing import TYPE_CHECKING
 
 import uvicorn
 
-from admission.actuation import Actuator, StandaloneActuator
-from admission.leader import Leadership, LedgerLease
-from admission.loop import AdmissionLoop
-from admission.runner import RunnerConfig, run_while_leading
+from admission.loop.actuation import Actuator, StandaloneActuator
+from admission.loop.leader import Leadership, LedgerLease
+from admission.loop.loop import AdmissionLoop
+from admission.loop.runner import RunnerConfig, run_while_leading
 from api.app import create_app, create_webhook_app
 from api.auth import check_bind, is_loopback, tokens_from_env
 from api.deps import AppContext
 from api.metrics import observe_cycle
 from berth import settings
 from berth.database import Database
-from berth.demo import run_demo
+from berth.demo.stream import run_demo
 from berth.readiness import ReadinessCheck
-from quota.errors import BerthError
-from quota.ledger_notify import ChangeListener
+from quota.core.errors import BerthError
+from quota.ledger.notify import ChangeListener
 
 if TYPE_CHECKING:
     from admission.kube.runtime import KubeRuntime

@@ -7,11 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from admission.health import DEFAULT_DEVICE_ERROR_EXIT_CODES, HealthThresholds
-from admission.simulate_limits import SimulationLimits
+from admission.simulate.limits import SimulationLimits
 from berth.embedded import default_home
-from quota.errors import BerthError
-from quota.ledger_connect import DEFAULT_STATEMENT_SECONDS, ConnectionLimits
+from quota.core.errors import BerthError
+from quota.core.node_health import DEFAULT_DEVICE_ERROR_EXIT_CODES, HealthThresholds
+from quota.ledger.connect import DEFAULT_STATEMENT_SECONDS, ConnectionLimits
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000

@@ -5,7 +5,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Connection, create_engine, pool
 
-from quota.schema import Base
+from quota.ledger.schema import Base
 
 
 def _migrate(connection: Connection) -> None:

@@ -1,1 +1,20 @@
-"""The pure admission engine: snapshot in, decisions and wait reasons out."""
+"""PURE: the admission engine: a snapshot and ``now`` in; admissions, evictions, wait
+reasons out. No I/O and no clock: time is an argument.
+
+In reading order:
+
+- ``types``: what goes into one cycle (``Snapshot``) and what comes out (``CycleResult``).
+- ``workload``: who holds quota, how much, validity, grace.
+- ``checks``: what blocks a workload before any quota is measured.
+- ``queues``, ``ordering``: pending queues in order, and the quick quota filter.
+- ``flavors``: flavor assignment per pod set.
+- ``capacity``, ``topology``: which nodes a flavor has, where pods go, topology domains.
+- ``candidates``, ``preemption``: victim candidates and the smallest victim set.
+- ``fairshare``: a ClusterQueue's dominant-resource share.
+- ``verdict``, ``reasons``, ``statuses``: how well a workload fits, its wait reasons as
+  data, each waiting workload's verdict and position.
+- ``cycle``: one admission cycle, written as named steps.
+- ``node_faults``: which admitted workloads a node fault evicts.
+- ``stored_form``: a verdict as the ledger stores it.
+- ``shapes``, ``collector``: caches kept across cycles; the garbage collector held off.
+"""

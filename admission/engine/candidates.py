@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence, Set
 from datetime import datetime
 
 from admission.engine.workload import Holdings
-from quota.checkpoints import lost_since
-from quota.model import ClusterQueue, WithinClusterQueue
-from quota.tree import FlavorResource, QuotaTree
-from quota.workload import Workload, WorkloadState
+from quota.core.checkpoints import lost_since
+from quota.core.model import ClusterQueue, WithinClusterQueue
+from quota.core.tree import FlavorResource, QuotaTree
+from quota.core.workload import Workload, WorkloadState
 
 _NEWER_EQUAL = WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY
 

@@ -29,8 +29,8 @@ from admission.engine.topology import (
     topology_request,
 )
 from admission.engine.types import Reason, Snapshot
-from quota.model import Node, NodeHealth, ResourceFlavor, Toleration, Topology
-from quota.workload import PodSet, PodSetPlacement, Workload
+from quota.core.model import Node, NodeHealth, ResourceFlavor, Toleration, Topology
+from quota.core.workload import PodSet, PodSetPlacement, Workload
 
 if TYPE_CHECKING:
     from admission.engine.flavors import PodSetPlan

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from admission.engine import reasons
 from admission.engine.types import Reason, Snapshot
 from admission.engine.workload import is_deactivated, request_problem
-from quota.model import ClusterQueue, StopPolicy
-from quota.tree import QuotaTree
-from quota.workload import Workload
+from quota.core.model import ClusterQueue, StopPolicy
+from quota.core.tree import QuotaTree
+from quota.core.workload import Workload
 
 
 def inactive_queues(snapshot: Snapshot, tree: QuotaTree) -> dict[str, str]:

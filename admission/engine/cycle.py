@@ -48,10 +48,10 @@ from admission.engine.workload import (
     request_problem,
     shape,
 )
-from quota.model import ClusterQueue, QueueingStrategy, ReclaimWithinCohort
-from quota.reasons import WaitReason
-from quota.tree import FlavorResource, QuotaTree
-from quota.workload import Admission, Workload, WorkloadState
+from quota.core.model import ClusterQueue, QueueingStrategy, ReclaimWithinCohort
+from quota.core.reasons import WaitReason
+from quota.core.tree import FlavorResource, QuotaTree
+from quota.core.workload import Admission, Workload, WorkloadState
 
 Usage = Mapping[FlavorResource, int]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from quota.tree import FlavorResource, QuotaTree
+from quota.core.tree import FlavorResource, QuotaTree
 
 UNBOUNDED = 10**18  # the share of a borrower whose weight is zero
 

@@ -14,7 +14,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING
 
 from admission.engine.topology import topology_mismatch, topology_request
-from quota.model import (
+from quota.core.model import (
     ClusterQueue,
     FlavorFungibility,
     ResourceFlavor,
@@ -23,8 +23,8 @@ from quota.model import (
     WhenCanBorrow,
     WhenCanPreempt,
 )
-from quota.tree import FlavorResource, QuotaTree
-from quota.workload import Admission, PodSet, PodSetAssignment, PodSetPlacement, Workload
+from quota.core.tree import FlavorResource, QuotaTree
+from quota.core.workload import Admission, PodSet, PodSetAssignment, PodSetPlacement, Workload
 
 if TYPE_CHECKING:
     from admission.engine.capacity import Capacity

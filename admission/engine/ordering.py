@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from quota.workload import Workload
+from quota.core.workload import Workload
 
 QueueKey = tuple[int, datetime, str]
 # (borrows, fair share after admission, -priority, creation time, key)

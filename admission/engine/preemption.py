@@ -17,15 +17,15 @@ from typing import NamedTuple
 from admission.engine.candidates import ReachMemo, cohort_holders, lost_work, reach
 from admission.engine.fairshare import dominant_share
 from admission.engine.workload import Holdings
-from quota.model import (
+from quota.core.model import (
     BorrowWithinCohortPolicy,
     ClusterQueue,
     ReclaimWithinCohort,
     WithinClusterQueue,
 )
-from quota.reasons import PreemptionCause
-from quota.tree import FlavorResource, QuotaTree
-from quota.workload import Workload, WorkloadState
+from quota.core.reasons import PreemptionCause
+from quota.core.tree import FlavorResource, QuotaTree
+from quota.core.workload import Workload, WorkloadState
 
 
 @dataclass(frozen=True, slots=True)

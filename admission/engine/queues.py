@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from admission.engine.workload import request_problem
-from quota.tree import FlavorResource, QuotaTree
-from quota.workload import Workload
+from quota.core.tree import FlavorResource, QuotaTree
+from quota.core.workload import Workload
 
 # The least a workload could be admitted with: (resource, milli-units), positive amounts.
 Need = tuple[tuple[str, int], ...]

@@ -11,9 +11,9 @@ from datetime import datetime
 from admission.engine.flavors import FlavorTry, Mode, Plan
 from admission.engine.types import Reason
 from admission.engine.verdict import Finding
-from quota.quantity import format_quantity
-from quota.reasons import WaitReason
-from quota.tree import FlavorResource, QuotaTree
+from quota.core.quantity import format_quantity
+from quota.core.reasons import WaitReason
+from quota.core.tree import FlavorResource, QuotaTree
 
 # (ClusterQueue, (flavor, resource)) -> keys of the workloads holding that quota, top few
 HolderLookup = Callable[[str, FlavorResource], Sequence[str]]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from admission.engine.workload import Shape, shape
-from quota.workload import PodSet, Workload
+from quota.core.workload import PodSet, Workload
 
 _SLACK = 1024  # entries beyond the live workloads before a prune
 

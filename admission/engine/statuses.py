@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from admission.engine import reasons
 from admission.engine.collector import collector_paused
 from admission.engine.types import PendingStatus, Reason
-from quota.reasons import WaitReason
-from quota.workload import Workload
+from quota.core.reasons import WaitReason
+from quota.core.workload import Workload
 
 _PENDING = WaitReason.PENDING_EVALUATION
 

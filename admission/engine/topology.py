@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from quota.model import Node, ResourceFlavor, Topology
-from quota.workload import PREFERRED_TOPOLOGY, REQUIRED_TOPOLOGY, PodSet
+from quota.core.model import Node, ResourceFlavor, Topology
+from quota.core.workload import PREFERRED_TOPOLOGY, REQUIRED_TOPOLOGY, PodSet
 
 HOSTNAME = "kubernetes.io/hostname"
 

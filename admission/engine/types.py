@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from quota.model import (
+from quota.core.model import (
     ClusterQueue,
     Cohort,
     LocalQueue,
@@ -21,8 +21,8 @@ from quota.model import (
     ResourceFlavor,
     Topology,
 )
-from quota.reasons import PreemptionCause, WaitReason
-from quota.workload import Admission, Workload
+from quota.core.reasons import PreemptionCause, WaitReason
+from quota.core.workload import Admission, Workload
 
 if TYPE_CHECKING:
     from admission.engine.shapes import ShapeMemo

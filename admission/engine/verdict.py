@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 from admission.engine.flavors import Mode
-from quota.model import ClusterQueue, FlavorFungibility, WhenCanBorrow, WhenCanPreempt
-from quota.tree import FlavorResource, QuotaTree
-from quota.workload import Admission, PodSet, PodSetAssignment, Workload
+from quota.core.model import ClusterQueue, FlavorFungibility, WhenCanBorrow, WhenCanPreempt
+from quota.core.tree import FlavorResource, QuotaTree
+from quota.core.workload import Admission, PodSet, PodSetAssignment, Workload
 
 _FIT, _PREEMPT, _NO_FIT = Mode.FIT, Mode.PREEMPT, Mode.NO_FIT
 

@@ -7,10 +7,10 @@ from collections.abc import Sequence, Set
 from datetime import datetime
 
 # Re-exported: the cycle and its plan read grace through the engine.
-from quota.checkpoints import CHECKPOINT_GRACE as CHECKPOINT_GRACE
-from quota.checkpoints import checkpoint_grace as checkpoint_grace
-from quota.tree import FlavorResource
-from quota.workload import PREFERRED_TOPOLOGY, REQUIRED_TOPOLOGY, Workload, WorkloadState
+from quota.core.checkpoints import CHECKPOINT_GRACE as CHECKPOINT_GRACE
+from quota.core.checkpoints import checkpoint_grace as checkpoint_grace
+from quota.core.tree import FlavorResource
+from quota.core.workload import PREFERRED_TOPOLOGY, REQUIRED_TOPOLOGY, Workload, WorkloadState
 
 
 def holds_quota(workload: Workload) -> bool:

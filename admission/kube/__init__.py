@@ -1,4 +1,16 @@
-"""Berth in a Kubernetes cluster: watch Jobs, CRDs and Nodes, suspend and unsuspend Jobs.
+"""EDGE: Berth in a Kubernetes cluster: watch Jobs, CRDs and Nodes, suspend and unsuspend
+Jobs. Only ``client`` and ``runtime`` import kubernetes_asyncio; the rest works on dicts.
 
-Only ``client`` and ``runtime`` import kubernetes_asyncio; the rest works on plain dicts.
+In reading order:
+
+- ``mode``: whether ``berth serve`` runs in Kubernetes mode (without importing the client).
+- ``client``, ``errors``: the one door to the API server, and its errors as Berth's.
+- ``informer``: list, then watch one resource for ever.
+- ``jobs``, ``pods``, ``mirror``, ``reclaim``: the watchers; they call ``admission.intake``.
+- ``templates`` (PURE), ``actuator``: what Berth changes on a Job, and the loop's actuation
+  port carried out on Jobs.
+- ``webhook`` (PURE): the mutating webhook's decision.
+- ``events``, ``status``: Events and CRD status written back.
+- ``lease``: leadership by a coordination.k8s.io Lease.
+- ``runtime``: Kubernetes mode put together for ``berth serve``.
 """

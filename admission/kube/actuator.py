@@ -6,13 +6,13 @@ import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from admission.actuation import ADMIT, CHECKPOINT, EVICT, REASON, Actuation
 from admission.engine.types import Snapshot
 from admission.kube import events, templates
 from admission.kube.client import JOBS, Kube, Obj
 from admission.kube.reclaim import JobReclaimer
-from quota.checkpoints import CHECKPOINTED_AT
-from quota.errors import BerthError, NotFound
+from admission.loop.actuation import ADMIT, CHECKPOINT, EVICT, REASON, Actuation
+from quota.core.checkpoints import CHECKPOINTED_AT
+from quota.core.errors import BerthError, NotFound
 
 log = logging.getLogger(__name__)
 

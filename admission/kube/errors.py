@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from quota.errors import BerthError, Conflict, InvalidInput, NotFound, Problem
+from quota.core.errors import BerthError, Conflict, InvalidInput, NotFound, Problem
 
 
 class KubernetesError(BerthError):

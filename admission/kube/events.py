@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from admission.kube.client import EVENTS, Kube, Obj
-from quota.errors import BerthError
+from quota.core.errors import BerthError
 
 log = logging.getLogger(__name__)
 

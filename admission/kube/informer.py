@@ -11,7 +11,7 @@ from typing import Any
 
 from admission.kube.client import Kube, Obj, ResourceRef
 from admission.kube.errors import Gone, from_status
-from quota.errors import BerthError
+from quota.core.errors import BerthError
 
 log = logging.getLogger(__name__)
 

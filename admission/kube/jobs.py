@@ -15,12 +15,12 @@ from sqlalchemy.orm import Session
 
 from admission.kube import events, templates
 from admission.kube.client import JOBS, Kube, Obj
-from quota.checkpoints import CHECKPOINTED_AT, checkpointed_at, parse_time
-from quota.errors import BerthError, InvalidInput
-from quota.ledger import Ledger
-from quota.ledger_checkpoints import record_checkpoint
-from quota.metering import IntervalEnd
-from quota.workload import Workload, WorkloadState
+from quota.core.checkpoints import CHECKPOINTED_AT, checkpointed_at, parse_time
+from quota.core.errors import BerthError, InvalidInput
+from quota.core.metering import IntervalEnd
+from quota.core.workload import Workload, WorkloadState
+from quota.ledger.checkpoints import record_checkpoint
+from quota.ledger.repository import Ledger
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from admission.kube.client import LEASES, Kube, Obj
-from admission.leader import LeaderView
-from quota.errors import BerthError, Conflict, NotFound
+from admission.loop.leader import LeaderView
+from quota.core.errors import BerthError, Conflict, NotFound
 
 log = logging.getLogger(__name__)
 

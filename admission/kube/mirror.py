@@ -16,17 +16,17 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from admission.health import HealthThresholds
-from admission.health_ledger import observe_node
+from admission.intake.nodes import observe_node
 from admission.kube import events
 from admission.kube.client import Kube, Obj, ResourceRef, berth_resource
 from admission.kube.informer import Handler
 from admission.kube.jobs import SessionScope
-from quota.apply import apply_objects
-from quota.errors import InvalidInput
-from quota.ledger import Ledger
-from quota.manifests import BERTH_API_VERSION, parse_objects
-from quota.model import Node
+from quota.core.errors import InvalidInput
+from quota.core.model import Node
+from quota.core.node_health import HealthThresholds
+from quota.ledger.apply import apply_objects
+from quota.ledger.repository import Ledger
+from quota.manifests.documents import BERTH_API_VERSION, parse_objects
 
 log = logging.getLogger(__name__)
 

@@ -16,14 +16,14 @@ from collections.abc import Callable, Set
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from admission.health import device_error
-from admission.health_evictions import DEVICE_ERROR, POD_NODES, DeviceError, pod_nodes_annotation
-from admission.health_ledger import degrade
+from admission.engine.node_faults import DEVICE_ERROR, POD_NODES, DeviceError, pod_nodes_annotation
+from admission.intake.nodes import degrade
 from admission.kube.client import Obj
 from admission.kube.jobs import SessionScope
-from quota import ledger_nodes
-from quota.ledger import Ledger
-from quota.workload import Workload, WorkloadState
+from quota.core.node_health import device_error
+from quota.core.workload import Workload, WorkloadState
+from quota.ledger import nodes as ledger_nodes
+from quota.ledger.repository import Ledger
 
 log = logging.getLogger(__name__)
 

@@ -17,10 +17,10 @@ from admission.engine.types import Snapshot
 from admission.kube import templates
 from admission.kube.client import JOBS, Kube, Obj
 from admission.kube.jobs import ACTOR, Finish, SessionScope
-from quota.errors import BerthError
-from quota.ledger import Ledger
-from quota.metering import IntervalEnd
-from quota.workload import Workload, WorkloadState
+from quota.core.errors import BerthError
+from quota.core.metering import IntervalEnd
+from quota.core.workload import Workload, WorkloadState
+from quota.ledger.repository import Ledger
 
 log = logging.getLogger(__name__)
 

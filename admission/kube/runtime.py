@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio import config as k8s_config
 
-from admission.health import DEFAULT_DEVICE_ERROR_EXIT_CODES, HealthThresholds
+from admission.intake.workloads import finish_workload, submit_workload
 from admission.kube.actuator import JobActuator
 from admission.kube.client import JOBS, NODES, PODS, Kube
 from admission.kube.errors import KubernetesError
@@ -26,8 +26,8 @@ from admission.kube.mode import IN_CLUSTER_ENV
 from admission.kube.pods import JOB_LABEL, PodWatcher
 from admission.kube.reclaim import JobReclaimer
 from admission.kube.status import StatusWriter
-from admission.submit import finish_workload, submit_workload
-from quota.workload import QUEUE_NAME_LABEL
+from quota.core.node_health import DEFAULT_DEVICE_ERROR_EXIT_CODES, HealthThresholds
+from quota.core.workload import QUEUE_NAME_LABEL
 
 log = logging.getLogger(__name__)
 

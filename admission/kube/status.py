@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from admission.kube.client import Kube, Obj
 from admission.kube.jobs import SessionScope
 from admission.kube.mirror import BERTH_KINDS, Mirror
-from quota.errors import BerthError, NotFound
-from quota.ledger_status import QueueCounts, cluster_queue_counts, local_queue_counts
-from quota.quantity import format_quantity
-from quota.reasons import WaitReason
+from quota.core.errors import BerthError, NotFound
+from quota.core.quantity import format_quantity
+from quota.core.reasons import WaitReason
+from quota.ledger.reads.status import QueueCounts, cluster_queue_counts, local_queue_counts
 
 log = logging.getLogger(__name__)
 

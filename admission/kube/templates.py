@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from quota.checkpoints import (
+from quota.core.checkpoints import (
     CHECKPOINT_DEADLINE,
     CHECKPOINT_LOCATION,
     CHECKPOINT_REQUESTED,
@@ -21,8 +21,8 @@ from quota.checkpoints import (
     USER_ANNOTATIONS,
     format_time,
 )
-from quota.model import ResourceFlavor, Toleration
-from quota.workload import Admission
+from quota.core.model import ResourceFlavor, Toleration
+from quota.core.workload import Admission
 
 Obj = dict[str, Any]
 

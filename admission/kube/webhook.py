@@ -12,8 +12,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from quota.errors import InvalidInput, Problem
-from quota.workload import QUEUE_NAME_LABEL
+from quota.core.errors import InvalidInput, Problem
+from quota.core.workload import QUEUE_NAME_LABEL
 
 REVIEW_API_VERSION = "admission.k8s.io/v1"
 

@@ -1,1 +1,9 @@
-"""One router per resource; routers hold no SQL (the ledger does)."""
+"""One router per resource; routers hold no SQL (the ledger does) and shape responses.
+
+- ``health``: ``/healthz``, ``/readyz``.
+- ``workloads``, ``workload_actions``: workload reads; submit, finish, checkpoint reports.
+- ``status``, ``objects``: ClusterQueue and cohort status, usage, borrowing; every kind.
+- ``apply``, ``simulate``, ``nodes``: apply manifests; what-if runs; node repair.
+- ``dashboard``, ``dashboard_data``: the admin page and its pool and trend data.
+- ``webhook``: the mutating webhook (served only on its HTTPS listener).
+"""

@@ -5,8 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from api.deps import ContextDep, RawBody
-from quota.apply import apply_objects, parse_texts
-from quota.ledger import Ledger
+from quota.ledger.apply import apply_objects
+from quota.ledger.repository import Ledger
+from quota.manifests.documents import parse_texts
 
 router = APIRouter(prefix="/api/v1", tags=["apply"])
 

@@ -12,7 +12,7 @@ from fastapi import APIRouter
 from fastapi.responses import FileResponse
 
 from api.routers import dashboard_data
-from quota.errors import NotFound
+from quota.core.errors import NotFound
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
 _TYPES = {

@@ -11,9 +11,9 @@ from pydantic import BaseModel, Field
 
 from api.auth import reader
 from api.deps import LedgerDep
-from api.input_guard import no_nul
-from quota import ledger_dashboard as dashboard
-from quota.quantity import format_quantity
+from api.guards import no_nul
+from quota.core.quantity import format_quantity
+from quota.ledger.reads import dashboard
 
 # Any valid token may read them, as every other /api/v1 read.
 router = APIRouter(prefix="/api/v1", tags=["pool"],

@@ -11,16 +11,16 @@ from fastapi import APIRouter, Request
 from pydantic import Field
 from sqlalchemy.orm import Session
 
-from admission.health import operator_move
 from api import tenancy
 from api.auth import Caller, Grant
 from api.deps import ContextDep, LedgerDep
-from api.input_guard import BoundedJsonRoute
+from api.guards import BoundedJsonRoute
 from api.schemas.base import Schema
-from quota import ledger_nodes
-from quota.errors import Conflict, InvalidInput, NotFound, Problem
-from quota.ledger_nodes import HealthTransition
-from quota.model import NodeHealth
+from quota.core.errors import Conflict, InvalidInput, NotFound, Problem
+from quota.core.model import NodeHealth
+from quota.core.node_health import operator_move
+from quota.ledger import nodes as ledger_nodes
+from quota.ledger.nodes import HealthTransition
 
 actions = APIRouter(prefix="/api/v1", tags=["nodes"], route_class=BoundedJsonRoute)
 reads = APIRouter(prefix="/api/v1", tags=["nodes"])

@@ -8,9 +8,9 @@ from fastapi import APIRouter
 from api import tenancy
 from api.auth import Caller, Grant
 from api.deps import LedgerDep
-from quota.errors import NotFound
-from quota.kinds import KINDS, Kind, resolve_kind
-from quota.manifests import to_manifest
+from quota.core.errors import NotFound
+from quota.core.kinds import KINDS, Kind, resolve_kind
+from quota.manifests.documents import to_manifest
 
 router = APIRouter(prefix="/api/v1", tags=["objects"])
 

@@ -18,11 +18,11 @@ import time
 from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
-from admission.scenario import parse_scenario
-from admission.simulate import simulate
-from admission.simulate_limits import SimulationLimits, SimulationStopped, check_size
-from admission.simulate_output import render_compact
-from quota.errors import BerthError
+from admission.simulate.limits import SimulationLimits, SimulationStopped, check_size
+from admission.simulate.output import render_compact
+from admission.simulate.run import simulate
+from admission.simulate.scenario import parse_scenario
+from quota.core.errors import BerthError
 
 router = APIRouter(prefix="/api/v1", tags=["simulate"])
 

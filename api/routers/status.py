@@ -29,14 +29,14 @@ from api.schemas.status import (
     UsageItem,
     UsageReport,
 )
-from quota import ledger_read_borrowing as borrowed
-from quota import ledger_read_queue_cache as cached
-from quota import ledger_read_queues as queues
-from quota import ledger_read_usage as metering
-from quota.errors import InvalidInput, NotFound, Problem
-from quota.manifests import to_manifest
-from quota.model import ResourceFlavor
-from quota.quantity import format_quantity
+from quota.core.errors import InvalidInput, NotFound, Problem
+from quota.core.model import ResourceFlavor
+from quota.core.quantity import format_quantity
+from quota.ledger.reads import borrowing as borrowed
+from quota.ledger.reads import queue_cache as cached
+from quota.ledger.reads import queues
+from quota.ledger.reads import usage as metering
+from quota.manifests.documents import to_manifest
 
 router = APIRouter(prefix="/api/v1", tags=["status"])
 DEFAULT_WINDOW = timedelta(days=1)

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Request
 
 from admission.kube.webhook import review_job
-from api.input_guard import BoundedJsonRoute
-from quota.workload import QUEUE_NAME_LABEL
+from api.guards import BoundedJsonRoute
+from quota.core.workload import QUEUE_NAME_LABEL
 
 router = APIRouter(tags=["kubernetes"], route_class=BoundedJsonRoute)
 

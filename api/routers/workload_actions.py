@@ -9,16 +9,16 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from admission.submit import finish_workload, submit_workload
+from admission.intake.workloads import finish_workload, submit_workload
 from api.deps import ContextDep, RawBody
-from quota.checkpoints import parse_time
-from quota.errors import InvalidInput, Problem
-from quota.input_limits import load_json, read_documents
-from quota.ledger import Ledger
-from quota.ledger_checkpoints import record_checkpoint
-from quota.ledger_codec import admission_json
-from quota.quantity import format_resources
-from quota.workload import Workload
+from quota.core.checkpoints import parse_time
+from quota.core.errors import InvalidInput, Problem
+from quota.core.quantity import format_resources
+from quota.core.workload import Workload
+from quota.ledger.checkpoints import record_checkpoint
+from quota.ledger.codec import admission_json
+from quota.ledger.repository import Ledger
+from quota.manifests.limits import load_json, read_documents
 
 router = APIRouter(prefix="/api/v1", tags=["workloads"])
 CLOCK_SKEW = timedelta(minutes=1)  # a reporter's clock may run a little ahead of ours

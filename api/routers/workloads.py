@@ -29,12 +29,12 @@ from api.schemas.workloads import (
     WorkloadPage,
     WorkloadSummary,
 )
-from quota import ledger_read_history as history_reads
-from quota import ledger_reads as reads
-from quota.errors import NotFound
-from quota.quantity import format_resources
-from quota.reasons import WaitReason
-from quota.workload import WorkloadState
+from quota.core.errors import NotFound
+from quota.core.quantity import format_resources
+from quota.core.reasons import WaitReason
+from quota.core.workload import WorkloadState
+from quota.ledger.reads import history as history_reads
+from quota.ledger.reads import workloads as reads
 
 router = APIRouter(prefix="/api/v1", tags=["workloads"])
 AHEAD_SHOWN = 5

@@ -25,8 +25,8 @@ from berth.bench.report import (
     shape_targets,
 )
 from berth.bench.shapes import DrainShape, Shape, drain_shape, kueue_shape
-from quota.apply import parse_texts
-from quota.errors import BerthError
+from quota.core.errors import BerthError
+from quota.manifests.documents import parse_texts
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,14 +14,13 @@ from datetime import UTC, datetime, timedelta
 import sqlalchemy as sa
 from sqlalchemy.orm import Session, sessionmaker
 
-from admission.actuation import StandaloneActuator
-from admission.loop import AdmissionLoop
+from admission.loop.actuation import StandaloneActuator
+from admission.loop.loop import AdmissionLoop
 from berth.bench.ledger import apply_text
 from berth.bench.shapes import DrainShape
-from quota.apply import parse_texts
-from quota.ledger_workloads import WORKLOADS, workload_row
-from quota.manifests import ManifestObject
-from quota.workload import PodSet, Workload
+from quota.core.workload import PodSet, Workload
+from quota.ledger.workloads import WORKLOADS, workload_row
+from quota.manifests.documents import ManifestObject, parse_texts
 
 GPU = "nvidia.com/gpu"
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

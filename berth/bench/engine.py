@@ -29,7 +29,7 @@ from datetime import UTC, datetime, timedelta
 from admission.engine.cycle import run_cycle
 from admission.engine.types import CycleResult, Snapshot
 from berth.bench.arguments import ENGINE_SHAPE, add_engine_arguments
-from quota.model import (
+from quota.core.model import (
     ClusterQueue,
     FlavorQuotas,
     LabelSelector,
@@ -42,7 +42,7 @@ from quota.model import (
     ResourceQuota,
     WithinClusterQueue,
 )
-from quota.workload import PodSet, Workload, WorkloadState
+from quota.core.workload import PodSet, Workload, WorkloadState
 
 TARGET_MS = 200  # the goal for the default shape, on one core
 GPU = "nvidia.com/gpu"

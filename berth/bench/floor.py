@@ -18,7 +18,7 @@ from sqlalchemy.orm import sessionmaker
 
 from berth.bench.drain import GPU, insert_backlog
 from berth.bench.shapes import DrainShape
-from quota.ledger_connect import libpq_url
+from quota.ledger.connect import libpq_url
 
 
 def floor_seconds(url: str, shape: DrainShape) -> float:

@@ -19,10 +19,10 @@ from admission.engine.shapes import ShapeMemo
 from admission.engine.types import Snapshot
 from berth.bench.figures import RunRecord, WorkloadTimes
 from berth.bench.shapes import Arrival
-from quota.jobs import parse_workload
-from quota.manifests import ManifestObject
-from quota.model import ClusterQueue, Cohort, LocalQueue, PriorityClass, ResourceFlavor
-from quota.workload import Workload, WorkloadState
+from quota.core.model import ClusterQueue, Cohort, LocalQueue, PriorityClass, ResourceFlavor
+from quota.core.workload import Workload, WorkloadState
+from quota.manifests.documents import ManifestObject
+from quota.manifests.jobs import parse_workload
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 MAX_CYCLES = 10_000  # per instant; the engine settles in a few

@@ -21,8 +21,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from berth import migrate
 from berth.database import Database, ensure_database
 from berth.settings import Settings, normalise_url
-from quota.apply import apply_objects, parse_texts
-from quota.ledger import Ledger
+from quota.ledger.apply import apply_objects
+from quota.ledger.repository import Ledger
+from quota.manifests.documents import parse_texts
 
 
 @contextmanager

@@ -20,16 +20,16 @@ import sqlalchemy as sa
 from sqlalchemy import text
 from sqlalchemy.orm import sessionmaker
 
-from admission.leader import LedgerLease
-from admission.loop import AdmissionLoop
-from admission.runner import RunnerConfig, run_while_leading
-from admission.submit import submit_workloads
+from admission.intake.workloads import submit_workloads
+from admission.loop.leader import LedgerLease
+from admission.loop.loop import AdmissionLoop
+from admission.loop.runner import RunnerConfig, run_while_leading
 from berth.bench.figures import RunRecord, WorkloadTimes
 from berth.bench.ledger import apply_text
 from berth.bench.runner import SessionScope, SimulatedRunner
 from berth.bench.shapes import Arrival, Shape
-from quota.ledger import Ledger
-from quota.ledger_notify import ChangeListener
+from quota.ledger.notify import ChangeListener
+from quota.ledger.repository import Ledger
 
 ACTOR = "bench"
 LOOP_INTERVAL = 1.0  # as ``berth serve``; NOTIFY wakes the loop on every change anyway

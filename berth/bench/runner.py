@@ -21,8 +21,8 @@ from datetime import UTC, datetime
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from admission.actuation import ADMIT, EVICT, Actuation
-from quota.ledger_lifecycle import finish_locked
+from admission.loop.actuation import ADMIT, EVICT, Actuation
+from quota.ledger.lifecycle import finish_locked
 
 SessionScope = Callable[[], AbstractContextManager[Session]]
 ACTOR = "bench-runner"

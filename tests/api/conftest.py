@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from served import served
+from builders.served import served
 
 
 @pytest.fixture

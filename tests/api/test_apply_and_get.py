@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import httpx
 import pytest
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+from builders.paths import EXAMPLES
 
 TWO_TEAMS = """
 apiVersion: kueue.x-k8s.io/v1beta1

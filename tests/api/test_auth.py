@@ -8,10 +8,10 @@ from collections.abc import Iterator
 import httpx
 import pytest
 import sqlalchemy as sa
-from read_builders import World, job, pool, serve
+from builders.reads import World, job, pool, serve
 
 from api.auth import Grant, Role, check_bind, parse_tokens
-from berth.client import ApiError, BerthClient
+from berth.cli.client import ApiError, BerthClient
 
 pytestmark = pytest.mark.db
 

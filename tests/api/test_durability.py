@@ -16,18 +16,18 @@ import httpx
 import pytest
 import sqlalchemy as sa
 import yaml
-from health_probe import HealthProbe
-from read_builders import job, pool
-from serve_process import ServeProcess
-from served import engine_for, running, served
-from tcp_proxy import proxied
+from builders.health_probe import HealthProbe
+from builders.reads import job, pool
+from builders.serve_process import ServeProcess
+from builders.served import engine_for, running, served
+from builders.tcp_proxy import proxied
 
 from api.app import create_app
 from api.deps import AppContext
 from berth import settings
 from berth.database import Database
 from berth.readiness import ReadinessCheck
-from quota.ledger_connect import ConnectionLimits
+from quota.ledger.connect import ConnectionLimits
 
 pytestmark = pytest.mark.db
 

@@ -7,15 +7,15 @@ from __future__ import annotations
 from typing import Annotated
 
 import pytest
+from builders.served import served
 from fastapi import Depends, FastAPI, Request
 from fastapi.testclient import TestClient
-from served import served
 
 from api.app import check_routes, create_webhook_app
 from api.auth import parse_tokens
 from api.deps import ContextDep, LedgerDep
 from berth import settings
-from quota.errors import BerthError
+from quota.core.errors import BerthError
 
 TOKENS = parse_tokens("root-secret-token-1:admin,look-secret-token-2:read")
 READ = {"authorization": "Bearer look-secret-token-2"}

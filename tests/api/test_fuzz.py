@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 import schemathesis
+from builders.reads import World, pool, serve
 from hypothesis import HealthCheck, given, settings
-from read_builders import World, pool, serve
 from schemathesis.checks import not_a_server_error
 
 pytestmark = [pytest.mark.db, pytest.mark.slow]

@@ -10,11 +10,11 @@ from typing import Any
 
 import httpx
 import pytest
-from input_builders import JSON, YAML, flavor, job, local_queue, node, queue, scenario
-from read_builders import serving
+from builders.inputs import JSON, YAML, flavor, job, local_queue, node, queue, scenario
+from builders.reads import serving
 
 from api.app import create_webhook_app
-from quota.input_limits import MAX_ANNOTATIONS_BYTES, MAX_DEPTH
+from quota.manifests.limits import MAX_ANNOTATIONS_BYTES, MAX_DEPTH
 
 pytestmark = pytest.mark.db
 

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 import sqlalchemy as sa
-from read_builders import World, pool, serve
+from builders.reads import World, pool, serve
 
 H = 3600.0  # one GPU-hour in GPU-seconds
 PRICED = (

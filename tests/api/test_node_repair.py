@@ -8,10 +8,10 @@ from typing import Any
 import httpx
 import pytest
 import sqlalchemy as sa
-from read_builders import serve
+from builders.reads import serve
 
 from api.auth import parse_tokens
-from berth import node_cli
+from berth.cli import node as node_cli
 
 pytestmark = pytest.mark.db
 

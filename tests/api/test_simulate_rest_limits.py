@@ -14,10 +14,10 @@ from typing import Any
 
 import httpx
 import pytest
-from input_builders import JSON, job, scenario
-from read_builders import serve
+from builders.inputs import JSON, job, scenario
+from builders.reads import serve
 
-from admission.simulate_limits import SimulationLimits
+from admission.simulate.limits import SimulationLimits
 
 pytestmark = pytest.mark.db
 

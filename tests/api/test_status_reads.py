@@ -9,10 +9,10 @@ from typing import Any
 import httpx
 import pytest
 import sqlalchemy as sa
-from read_builders import World, pool, serve
+from builders.reads import World, pool, serve
 
-from quota import ledger_read_queues as queues
-from quota.ledger_read_queue_cache import QuotaObjectCache, cached_queue_statuses
+from quota.ledger.reads import queues
+from quota.ledger.reads.queue_cache import QuotaObjectCache, cached_queue_statuses
 
 pytestmark = pytest.mark.db
 

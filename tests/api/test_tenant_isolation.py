@@ -12,16 +12,16 @@ from typing import Any
 
 import httpx
 import pytest
-from read_builders import World, berth_context, serve, serving
+from builders.reads import World, berth_context, serve, serving
 
-from admission.health import device_error
-from admission.health_evictions import DEVICE_ERROR, POD_NODES, DeviceError, pod_nodes_annotation
-from admission.health_ledger import degrade
+from admission.engine.node_faults import DEVICE_ERROR, POD_NODES, DeviceError, pod_nodes_annotation
+from admission.intake.nodes import degrade
 from api.app import create_app
 from api.auth import parse_tokens
-from quota import ledger_nodes
-from quota.kinds import KINDS
-from quota.model import NodeHealth
+from quota.core.kinds import KINDS
+from quota.core.model import NodeHealth
+from quota.core.node_health import device_error
+from quota.ledger import nodes as ledger_nodes
 
 pytestmark = pytest.mark.db
 

@@ -10,10 +10,10 @@ from typing import Any
 import httpx
 import pytest
 import sqlalchemy as sa
-from read_builders import World, pool, serve
+from builders.reads import World, pool, serve
 
-from quota import ledger_reads as reads
-from quota.workload import WorkloadState
+from quota.core.workload import WorkloadState
+from quota.ledger.reads import workloads as reads
 
 pytestmark = pytest.mark.db
 

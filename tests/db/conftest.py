@@ -9,7 +9,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from quota.ledger import Ledger
+from quota.ledger.repository import Ledger
 
 _HERE = Path(__file__).parent
 

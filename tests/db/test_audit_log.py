@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 import sqlalchemy as sa
-from ledger_builders import cluster_queue
+from builders.ledger import cluster_queue
 from sqlalchemy.orm import Session
 
-from quota.ledger import Ledger
+from quota.ledger.repository import Ledger
 
 TAMPERING = [
     pytest.param("UPDATE audit_log SET actor = 'mallory'", id="rewriting who did it"),

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 import sqlalchemy as sa
-from ledger_builders import cluster_queue, workload
+from builders.ledger import cluster_queue, workload
 from sqlalchemy.orm import Session
 
-from quota.errors import Conflict, DatabaseUnavailable, InvalidInput
-from quota.ledger import Ledger
-from quota.model import PriorityClass
+from quota.core.errors import Conflict, DatabaseUnavailable, InvalidInput
+from quota.core.model import PriorityClass
+from quota.ledger.repository import Ledger
 
 
 def test_unreachable_database_is_unavailable() -> None:

@@ -6,12 +6,11 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from ledger_builders import cluster_queue, group, one_of_each, quotas
+from builders.ledger import cluster_queue, group, one_of_each, quotas
 from sqlalchemy.orm import Session
 
-from quota.errors import Conflict, InvalidInput, NotFound
-from quota.ledger import Ledger
-from quota.model import (
+from quota.core.errors import Conflict, InvalidInput, NotFound
+from quota.core.model import (
     Cohort,
     FlavorQuotas,
     LocalQueue,
@@ -24,7 +23,8 @@ from quota.model import (
     ResourceQuota,
     Topology,
 )
-from quota.quantity import parse_quantity
+from quota.core.quantity import parse_quantity
+from quota.ledger.repository import Ledger
 
 
 def _key(obj: Any) -> tuple[str, str, str | None]:

@@ -12,8 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy.orm import Session
 
-from quota.ledger import Ledger
-from quota.model import (
+from quota.core.model import (
     BorrowWithinCohort,
     BorrowWithinCohortPolicy,
     ClusterQueue,
@@ -42,7 +41,7 @@ from quota.model import (
     WhenCanPreempt,
     WithinClusterQueue,
 )
-from quota.workload import (
+from quota.core.workload import (
     Admission,
     PodSet,
     PodSetAssignment,
@@ -50,6 +49,7 @@ from quota.workload import (
     Workload,
     WorkloadState,
 )
+from quota.ledger.repository import Ledger
 
 # The database stores every Unicode character except NUL and lone surrogates.
 text = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), max_size=12)

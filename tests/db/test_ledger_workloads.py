@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from ledger_builders import T0, workload
+from builders.ledger import T0, workload
 from sqlalchemy.orm import Session
 
-from quota.errors import Conflict, InvalidInput
-from quota.ledger import Ledger
-from quota.workload import Admission, PodSetAssignment, WorkloadState
+from quota.core.errors import Conflict, InvalidInput
+from quota.core.workload import Admission, PodSetAssignment, WorkloadState
+from quota.ledger.repository import Ledger
 
 ADMISSION = Admission("team-a", (PodSetAssignment("main", 2, {"cpu": "default"}, {"cpu": 1000}),))
 

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
+from builders.paths import REPO
 
 
 @dataclass

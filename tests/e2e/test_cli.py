@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
+from builders.paths import REPO
+
 POOL = REPO / "examples" / "gpu-pool.yaml"
 Berth = Any  # the `berth` fixture of conftest.py: runs the real CLI
 

@@ -23,17 +23,19 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from builders.paths import REPO
 
-from admission.actuation import StandaloneActuator
-from admission.loop import AdmissionLoop
-from admission.submit import submit_workload
+from admission.intake.workloads import submit_workload
+from admission.loop.actuation import StandaloneActuator
+from admission.loop.loop import AdmissionLoop
 from api.app import create_app
 from api.auth import Grant, Role
 from api.deps import AppContext, Readiness
 from api.routers.dashboard import asset_path
-from quota.apply import apply_objects, parse_texts
-from quota.ledger import Ledger
-from quota.ledger_connect import ConnectionLimits, Transactions, create_engine
+from quota.ledger.apply import apply_objects
+from quota.ledger.connect import ConnectionLimits, Transactions, create_engine
+from quota.ledger.repository import Ledger
+from quota.manifests.documents import parse_texts
 
 pytestmark = pytest.mark.db
 
@@ -42,7 +44,6 @@ CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--no-first-run",
 ]
-REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
 GRAFANA = REPO / "deploy" / "grafana" / "berth.json"
 GPU = "nvidia.com/gpu"

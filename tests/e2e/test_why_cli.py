@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from berth import why_cli
+from berth.cli import why as why_cli
 
 Berth = Any  # the `berth` fixture of conftest.py
 GPU = "nvidia.com/gpu"

@@ -3,19 +3,15 @@ Berth's kubernetes-asyncio client pointed at it, and a ledger session scope."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 import yaml
-from crd_paths import CRD_DIR
+from builders.crds import CRD_DIR
+from builders.fakeapi import FakeApiServer, FakeKubectl
 from sqlalchemy.orm import sessionmaker
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from fakeapi import FakeApiServer, FakeKubectl
 
 from admission.kube.client import Kube
 from admission.kube.jobs import SessionScope

@@ -7,11 +7,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from fakeapi import FakeApiServer, FakeKubectl
-from test_end_to_end import JOBS, NS, berth, job, running, setup_queues, workload_state
+from builders.fakeapi import FakeApiServer, FakeKubectl
+from builders.kube import JOBS, NS, berth, job, running, setup_queues, workload_state
 
 from admission.kube.jobs import SessionScope
-from quota.checkpoints import (
+from quota.core.checkpoints import (
     CHECKPOINT_DEADLINE,
     CHECKPOINT_GRACE,
     CHECKPOINT_LOCATION,
@@ -20,8 +20,8 @@ from quota.checkpoints import (
     format_time,
     parse_time,
 )
-from quota.ledger import Ledger
-from quota.workload import WorkloadState
+from quota.core.workload import WorkloadState
+from quota.ledger.repository import Ledger
 
 pytestmark = pytest.mark.asyncio
 

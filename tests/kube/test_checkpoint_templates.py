@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from test_templates import H100, apply, job
+from builders.templates import H100, apply, job
 
 from admission.kube import templates
-from quota.checkpoints import (
+from quota.core.checkpoints import (
     CHECKPOINT_DEADLINE,
     CHECKPOINT_GRACE,
     CHECKPOINT_LOCATION,

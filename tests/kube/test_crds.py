@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 import yaml
-from crd_paths import CRD_DIR
-from fakeapi import FakeKubectl
+from builders.crds import CRD_DIR
+from builders.fakeapi import FakeKubectl
 
 from admission.kube.mirror import BERTH_KINDS, manifest_document
-from quota.manifests import parse_objects
+from quota.manifests.documents import parse_objects
 
 EXAMPLES: dict[str, dict[str, Any]] = {
     "ResourceFlavor": {"spec": {"nodeLabels": {"gpu": "h100"}}},

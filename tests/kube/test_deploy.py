@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-
-DEPLOY = Path(__file__).parents[2] / "deploy"
+from builders.paths import DEPLOY
 
 
 def documents() -> list[dict[str, Any]]:

@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 import pytest
-from fakeapi import FakeApiServer, FakeKubectl
-from fakeapi.patches import JSON_PATCH, MERGE, STRATEGIC, json_patch, merge_patch
-from fakeapi.selectors import SelectorError, parse_selector
+from builders.fakeapi import FakeApiServer, FakeKubectl
+from builders.fakeapi.patches import JSON_PATCH, MERGE, STRATEGIC, json_patch, merge_patch
+from builders.fakeapi.selectors import SelectorError, parse_selector
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio import watch as k8s_watch
 

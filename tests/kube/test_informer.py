@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from fakeapi import FakeKubectl
-from waiting import eventually
+from builders.fakeapi import FakeKubectl
+from builders.waiting import eventually
 
 from admission.kube.client import NODES, Kube
 from admission.kube.informer import Informer

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fakeapi import FakeKubectl
+from builders.fakeapi import FakeKubectl
 
 from admission.kube.client import Kube
 from admission.kube.lease import KubeLease

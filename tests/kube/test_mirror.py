@@ -5,16 +5,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fakeapi import FakeKubectl
-from waiting import eventually
+from builders.fakeapi import FakeKubectl
+from builders.waiting import eventually
 
 from admission.kube.client import NODES, Kube
 from admission.kube.informer import Informer
 from admission.kube.jobs import SessionScope
 from admission.kube.mirror import BERTH_KINDS, Mirror
 from admission.kube.status import StatusWriter
-from quota.ledger import Ledger
-from quota.model import ClusterQueue, Node
+from quota.core.model import ClusterQueue, Node
+from quota.ledger.repository import Ledger
 
 CQ_PATH = "/apis/berth.dev/v1beta1/clusterqueues"
 EVENTS = "/api/v1/namespaces/default/events"

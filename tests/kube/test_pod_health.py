@@ -11,17 +11,17 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from fakeapi import FakeApiServer, FakeKubectl
-from test_end_to_end import JOBS, NS, job, running, setup_queues
-from test_end_to_end import berth as cluster_of
+from builders.fakeapi import FakeApiServer, FakeKubectl
+from builders.kube import JOBS, NS, job, running, setup_queues
+from builders.kube import berth as cluster_of
 
-from admission.health_evictions import POD_NODES
+from admission.engine.node_faults import POD_NODES
 from admission.kube.jobs import SessionScope
 from admission.kube.pods import device_failure, job_of, live_node
-from admission.loop import AdmissionLoop
-from quota import ledger_nodes
-from quota.ledger import Ledger
-from quota.model import Node, NodeHealth
+from admission.loop.loop import AdmissionLoop
+from quota.core.model import Node, NodeHealth
+from quota.ledger import nodes as ledger_nodes
+from quota.ledger.repository import Ledger
 
 pytestmark = pytest.mark.db
 

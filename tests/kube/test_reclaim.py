@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from fakeapi import FakeApiServer, FakeKubectl
-from test_end_to_end import JOBS, NS, berth, job, running, setup_queues, workload_state
+from builders.fakeapi import FakeApiServer, FakeKubectl
+from builders.kube import JOBS, NS, berth, job, running, setup_queues, workload_state
 
 from admission.kube import templates
 from admission.kube.jobs import SessionScope
 from admission.kube.reclaim import orphaned
-from quota.workload import PodSet, Workload, WorkloadState
+from quota.core.workload import PodSet, Workload, WorkloadState
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

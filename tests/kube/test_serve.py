@@ -16,10 +16,10 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-from fakeapi import FakeApiServer, FakeKubectl
-from test_end_to_end import JOBS, job, setup_queues
+from builders.fakeapi import FakeApiServer, FakeKubectl
+from builders.kube import JOBS, job, setup_queues
+from builders.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/berth-system/leases"
 
 pytestmark = pytest.mark.db

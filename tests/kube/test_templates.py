@@ -7,41 +7,13 @@ import json
 from typing import Any
 
 import pytest
+from builders.templates import H100, apply, job
 
 from admission.kube import templates
 from admission.kube.errors import Forbidden, Gone, KubernetesUnavailable, from_status
 from admission.kube.webhook import review_job
-from quota.errors import Conflict, InvalidInput, NotFound
-from quota.model import ResourceFlavor, Toleration
-from quota.workload import Admission, PodSetPlacement
-
-H100 = ResourceFlavor(
-    "h100", node_labels={"gpu": "h100"}, tolerations=(Toleration("gpu", "Exists"),)
-)
-
-
-def job(
-    suspend: bool = True, annotations: dict[str, str] | None = None, **pod: Any
-) -> dict[str, Any]:
-    return {
-        "metadata": {"name": "j", "namespace": "ns", "uid": "u1", "annotations": annotations or {}},
-        "spec": {"suspend": suspend, "template": {"spec": {"containers": [], **pod}}},
-    }
-
-
-def apply(obj: dict[str, Any], patch: dict[str, Any] | None) -> dict[str, Any]:
-    """RFC 7386, as the apiserver applies Berth's patches."""
-    if patch is None:
-        return obj
-    out = dict(obj)
-    for key, value in patch.items():
-        if value is None:
-            out.pop(key, None)
-        elif isinstance(value, dict):
-            out[key] = apply(out.get(key) or {}, value)
-        else:
-            out[key] = value
-    return out
+from quota.core.errors import Conflict, InvalidInput, NotFound
+from quota.core.workload import Admission, PodSetPlacement
 
 
 @pytest.mark.parametrize(

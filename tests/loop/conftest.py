@@ -8,11 +8,11 @@ from pathlib import Path
 import httpx
 import pytest
 import sqlalchemy as sa
-from loop_builders import Ledgered, RecordingActuator
-from served import served
+from builders.loop import Ledgered, RecordingActuator
+from builders.served import served
 from sqlalchemy.orm import sessionmaker
 
-from admission.loop import AdmissionLoop
+from admission.loop.loop import AdmissionLoop
 
 _HERE = Path(__file__).parent
 

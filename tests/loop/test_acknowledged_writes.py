@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from loop_builders import Ledgered, job, pool
-from serve_process import ServeProcess
+from builders.loop import Ledgered, job, pool
+from builders.serve_process import ServeProcess
 
-from quota.checkpoints import CHECKPOINT_LOCATION
-from quota.ledger import Ledger
-from quota.ledger_nodes import node_state
+from quota.core.checkpoints import CHECKPOINT_LOCATION
+from quota.ledger.nodes import node_state
+from quota.ledger.repository import Ledger
 
 ROUNDS = 20
 NODE = (

@@ -12,7 +12,7 @@ import pytest
 
 from berth.bench.command import bench_shape
 from berth.bench.shapes import kueue_shape
-from berth.cli import main
+from berth.cli.main import main
 
 SCALE = "0.01"
 

@@ -6,13 +6,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from loop_builders import Ledgered, RecordingActuator, job, pool
+from builders.loop import Ledgered, RecordingActuator, job, pool
 
-from admission.loop import AdmissionLoop
-from admission.submit import finish_workload, submit_workload, submit_workloads
-from quota.errors import Conflict
-from quota.ledger import Ledger
-from quota.ledger_lifecycle import finish_locked
+from admission.intake.workloads import finish_workload, submit_workload, submit_workloads
+from admission.loop.loop import AdmissionLoop
+from quota.core.errors import Conflict
+from quota.ledger.lifecycle import finish_locked
+from quota.ledger.repository import Ledger
 
 pytestmark = pytest.mark.asyncio
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from loop_builders import Ledgered, RecordingActuator, job, pool
+from builders.loop import Ledgered, RecordingActuator, job, pool
 
-from admission.loop import AdmissionLoop
+from admission.loop.loop import AdmissionLoop
 
 pytestmark = pytest.mark.asyncio
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import httpx
 import pytest
-from loop_builders import Ledgered, RecordingActuator, job, pool
+from builders.loop import Ledgered, RecordingActuator, job, pool
 
-from admission.loop import AdmissionLoop
-from quota.checkpoints import format_time
+from admission.loop.loop import AdmissionLoop
+from quota.core.checkpoints import format_time
 
 GRACE = {"berth.dev/checkpoint-grace": "10m"}
 

@@ -12,14 +12,13 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import httpx
-from invariants import violations
-from loop_builders import Ledgered, free_port, job, pool
-from serve_process import wait_for
+from builders.invariants import violations
+from builders.loop import Ledgered, free_port, job, pool
+from builders.paths import REPO
+from builders.serve_process import wait_for
 
-REPO = Path(__file__).resolve().parents[2]
 # Each phase runs the server with one crash point armed; a clean run settles after them.
 CRASH_POINTS = ("before-commit:3", "after-commit:3", "mid-actuation:4", "before-commit:2")
 PER_PHASE = 6  # workloads the clean run adds

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 import sqlalchemy as sa
-from loop_builders import Ledgered, RecordingActuator, job, pool
+from builders.loop import Ledgered, RecordingActuator, job, pool
 
-from admission.loop import AdmissionLoop
+from admission.loop.loop import AdmissionLoop
 
 pytestmark = pytest.mark.asyncio
 
@@ -221,7 +221,7 @@ async def test_reconcile_closes_usage_left_open_by_a_finished_workload(
 async def test_the_invariant_checker_notices_a_double_admission(
     ledgered: Ledgered, loop: AdmissionLoop, actuator: RecordingActuator
 ) -> None:
-    from invariants import violations
+    from builders.invariants import violations
 
     ledgered.apply(pool(("team-a", 4)))
     ledgered.submit(job("first", 4))

@@ -8,13 +8,13 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 
 import pytest
-from loop_builders import Ledgered, RecordingActuator, job, pool
+from builders.loop import Ledgered, RecordingActuator, job, pool
 
-from admission.actuation import Actuation
-from admission.leader import LedgerLease
-from admission.loop import AdmissionLoop, LostLeadership
-from admission.runner import RunnerConfig, run_while_leading
-from quota.ledger_notify import ChangeListener
+from admission.loop.actuation import Actuation
+from admission.loop.leader import LedgerLease
+from admission.loop.loop import AdmissionLoop, LostLeadership
+from admission.loop.runner import RunnerConfig, run_while_leading
+from quota.ledger.notify import ChangeListener
 
 pytestmark = pytest.mark.asyncio
 

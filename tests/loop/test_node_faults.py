@@ -6,13 +6,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from loop_builders import Ledgered, RecordingActuator, job, pool
+from builders.loop import Ledgered, RecordingActuator, job, pool
 
-from admission.actuation import CHECKPOINT, EVICT
-from admission.health_evictions import POD_NODES, pod_nodes_annotation
-from admission.loop import AdmissionLoop
-from quota import ledger_nodes
-from quota.model import NodeHealth
+from admission.engine.node_faults import POD_NODES, pod_nodes_annotation
+from admission.loop.actuation import CHECKPOINT, EVICT
+from admission.loop.loop import AdmissionLoop
+from quota.core.model import NodeHealth
+from quota.ledger import nodes as ledger_nodes
 
 pytestmark = pytest.mark.asyncio
 

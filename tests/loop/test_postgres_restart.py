@@ -20,9 +20,9 @@ from typing import Any
 import httpx
 import pytest
 import sqlalchemy as sa
-from invariants import violations
-from loop_builders import Ledgered, job, pool
-from serve_process import ServeProcess, wait_for
+from builders.invariants import violations
+from builders.loop import Ledgered, job, pool
+from builders.serve_process import ServeProcess, wait_for
 from sqlalchemy.orm import sessionmaker
 
 from berth import migrate

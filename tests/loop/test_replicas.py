@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from invariants import violations
-from loop_builders import Ledgered, job, pool
-from serve_process import ServeProcess, wait_for
+from builders.invariants import violations
+from builders.loop import Ledgered, job, pool
+from builders.serve_process import ServeProcess, wait_for
 
 LIVENESS = 60.0  # seconds: waits fail only when the thing never happens
 NOMINAL = {"team-a": 4000}

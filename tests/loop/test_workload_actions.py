@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 import sqlalchemy as sa
-from loop_builders import Ledgered, job, pool
+from builders.loop import Ledgered, job, pool
 
 
 @pytest.fixture

@@ -1,0 +1,10 @@
+"""PURE: ``berth simulate``: a scenario through the admission engine on a virtual clock.
+
+In reading order:
+
+- ``scenario``: a scenario file parsed and checked into typed steps.
+- ``scenario_limits``: what a scenario cannot model yet, turned away in one place.
+- ``run``: the steps through the engine until each reaches its fixed point.
+- ``output``: the result as spec/scenario.md's JSON, or as tables.
+- ``limits``: what one ``POST /api/v1/simulate`` may cost.
+"""

@@ -1,0 +1,329 @@
+"""The ``berth simulate`` runner: a parsed scenario through the engine on a virtual clock (PURE).
+
+Time is ``epoch + step.at``; nothing reads the real clock. At every instant that matters
+(each step, each ``berth.dev/runtime`` completion and each checkpoint grace deadline between
+steps) the engine runs until it neither admits nor evicts. Only the steps' instants are
+reported. A victim with a grace is ``Evicting`` (holding its quota) until a ``checkpointed``
+event names it or its deadline passes; then it is evicted and requeued.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+from admission.engine.cycle import run_cycle
+from admission.engine.types import CycleResult, PendingStatus, Reason, Snapshot
+from admission.simulate.limits import SimulationStopped, too_many_cycles
+from admission.simulate.scenario import WORKLOAD_KINDS, Scenario, Step, format_duration
+from quota.core.checkpoints import CHECKPOINTED_AT, checkpoint_grace, format_time
+from quota.core.errors import BerthError
+from quota.core.model import (
+    ClusterQueue,
+    Cohort,
+    LocalQueue,
+    Namespace,
+    Node,
+    PriorityClass,
+    ResourceFlavor,
+    Topology,
+)
+from quota.core.reasons import EvictionReason, WaitReason
+from quota.core.workload import Workload, WorkloadState
+from quota.manifests.documents import ManifestObject
+
+MAX_CYCLES = 1000
+_HOLDING = (WorkloadState.ADMITTED, WorkloadState.EVICTING)
+_WAITING = (WorkloadState.PENDING, WorkloadState.DEACTIVATED)  # the engine gives their reasons
+# Evictions that let a ``berth.dev/checkpoint-grace`` run first (as the loop does).
+_GRACEFUL = (str(EvictionReason.PREEMPTED), str(EvictionReason.NODE_UNHEALTHY))
+
+
+class SimulationError(BerthError):
+    """The engine did not settle at an instant (it kept admitting or evicting)."""
+
+    status = 422  # the scenario's doing: it is answered, not a server fault
+    code = "SimulationError"
+
+
+@dataclass(frozen=True, slots=True)
+class QueueUsage:
+    """A ClusterQueue at one instant; quantities per flavor per resource, in milli-units."""
+
+    usage: Mapping[str, Mapping[str, int]]
+    borrowed: Mapping[str, Mapping[str, int]]
+    pending: int
+    admitted: int
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadView:
+    """One workload as a step sees it; ``status`` is set for pending ones."""
+
+    workload: Workload
+    borrowing: bool = False
+    status: PendingStatus | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StepOutcome:
+    index: int
+    at: str
+    now: datetime
+    workloads: tuple[WorkloadView, ...]  # in creation order
+    preempted: tuple[str, ...]  # evicted at this instant, in eviction order
+    cluster_queues: Mapping[str, QueueUsage]  # by name, sorted
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationResult:
+    name: str | None
+    steps: tuple[StepOutcome, ...] = field(default_factory=tuple)
+
+
+def simulate(
+    scenario: Scenario,
+    *,
+    max_cycles: int = MAX_CYCLES,
+    cycle_budget: int | None = None,
+    keep_going: Callable[[], bool] | None = None,
+) -> SimulationResult:
+    """Run every step of ``scenario``; raises ``SimulationError`` if an instant never settles.
+
+    ``cycle_budget`` caps the engine cycles of the whole run (``ScenarioTooLarge``);
+    ``keep_going`` is asked before every cycle, and ``False`` stops the run
+    (``SimulationStopped``): the caller's time limit, read from the caller's clock.
+    """
+    world = _World(scenario.objects, scenario.epoch, max_cycles, cycle_budget, keep_going)
+    outcomes = []
+    for step in scenario.steps:
+        now = scenario.epoch + step.at
+        world.advance_to(now)
+        checkpointed = world.apply(step, now)
+        preempted = (*checkpointed, *world.settle(now))
+        outcomes.append(world.outcome(step, now, preempted))
+    return SimulationResult(scenario.name, tuple(outcomes))
+
+
+class _World:
+    """The simulated cluster between cycles: objects, workloads and their timers."""
+
+    def __init__(
+        self,
+        objects: tuple[ManifestObject, ...],
+        epoch: datetime,
+        cap: int,
+        budget: int | None = None,
+        keep_going: Callable[[], bool] | None = None,
+    ) -> None:
+        self.epoch = epoch
+        self.cap = cap  # cycles per instant
+        self.budget = budget  # cycles over the whole run
+        self.keep_going = keep_going
+        self.objects: dict[str, ManifestObject] = {o.key: o for o in objects}
+        self.workloads: dict[str, Workload] = {}  # creation order, finished ones included
+        self.borrowing: dict[str, bool] = {}
+        self.runtimes: dict[str, timedelta] = {}
+        self.finish_at: dict[str, datetime] = {}
+        self.grace_until: dict[str, datetime] = {}  # Evicting victims: their deadline
+        self.pending: Mapping[str, PendingStatus] = {}
+        self.cycles = 0  # run so far, every instant together
+
+    def advance_to(self, now: datetime) -> None:
+        """Complete runtimes and end checkpoint graces due up to ``now``, in time order;
+        earlier instants each get their own cycles."""
+        while self.finish_at or self.grace_until:
+            due = min([*self.finish_at.values(), *self.grace_until.values()])
+            if due > now:
+                return
+            for key in [k for k, at in self.finish_at.items() if at == due]:
+                self._finish(key)
+            for key in [k for k, at in self.grace_until.items() if at == due]:
+                self._evict(key)
+            if due < now:
+                self.settle(due)
+
+    def apply(self, step: Step, now: datetime) -> list[str]:
+        """The step's events, in the order the spec gives them; the victims a reported
+        checkpoint released (evicted now)."""
+        for item in step.apply:
+            self.objects[item.key] = item
+        for ref in step.delete:
+            if ref.kind in WORKLOAD_KINDS:
+                self._forget(ref.key)
+            else:
+                self.objects.pop(ref.object_key, None)
+        for creation in step.create:
+            workload = creation.workload
+            if not workload.active:
+                workload = replace(workload, state=WorkloadState.DEACTIVATED)
+            self.workloads[workload.key] = workload
+            if creation.runtime is not None:
+                self.runtimes[workload.key] = creation.runtime
+        for key in step.finish:
+            if self.workloads[key].state is not WorkloadState.FINISHED:
+                self._finish(key)
+        for key in step.deactivate:
+            workload = self.workloads[key]
+            if workload.state not in (WorkloadState.FINISHED, WorkloadState.DEACTIVATED):
+                self.finish_at.pop(key, None)
+                self.workloads[key] = replace(
+                    workload,
+                    state=WorkloadState.DEACTIVATED,
+                    active=False,
+                    admission=None,
+                    admitted_at=None,
+                )
+                self.grace_until.pop(key, None)
+        released = []
+        for key in step.checkpointed:
+            workload = self.workloads[key]
+            notes = {**workload.annotations, CHECKPOINTED_AT: format_time(now)}
+            self.workloads[key] = replace(workload, annotations=notes)
+            if workload.state is WorkloadState.EVICTING:
+                self._evict(key)
+                released.append(key)
+        return released
+
+    def settle(self, now: datetime) -> tuple[str, ...]:
+        """Run cycles at ``now`` until nothing is admitted or evicted; return the evicted."""
+        evicted: list[str] = []
+        for _ in range(self.cap):
+            self._may_cycle(now)
+            result = run_cycle(self.snapshot(), now)
+            self.pending = result.pending
+            if not result.admitted and not result.evicted:
+                return tuple(evicted)
+            evicted.extend(self._record(result, now))
+        raise SimulationError(
+            f"the engine kept admitting or evicting at {format_duration(now - self.epoch)}: "
+            f"no fixed point after {self.cap} cycles"
+        )
+
+    def _may_cycle(self, now: datetime) -> None:
+        """Count one more cycle against the budget; ask the caller whether to go on."""
+        self.cycles += 1
+        at = format_duration(now - self.epoch)
+        if self.budget is not None and self.cycles > self.budget:
+            raise too_many_cycles(self.budget, at)
+        if self.keep_going is not None and not self.keep_going():
+            raise SimulationStopped(f"stopped at virtual time {at}, after {self.cycles - 1} cycles")
+
+    def _record(self, result: CycleResult, now: datetime) -> list[str]:
+        # Victims first: they give back quota that the same cycle's admissions may rely on.
+        evicted = []
+        for eviction in result.evicted:
+            workload = self.workloads.get(eviction.key)
+            if workload is None or workload.state not in _HOLDING:
+                continue
+            grace = checkpoint_grace(workload) if eviction.reason in _GRACEFUL else None
+            if grace is not None and workload.state is WorkloadState.ADMITTED:
+                # It keeps running and holding its quota while it checkpoints.
+                self.workloads[eviction.key] = replace(
+                    workload, state=WorkloadState.EVICTING, evicted_at=now)
+                self.grace_until[eviction.key] = now + grace
+                continue
+            self._evict(eviction.key)
+            evicted.append(eviction.key)
+        for decision in result.admitted:
+            key = decision.key
+            self.workloads[key] = self.workloads[key].admitted_as(decision.admission, now)
+            self.borrowing[key] = decision.borrowing
+            if key in self.runtimes:
+                self.finish_at[key] = now + self.runtimes[key]
+        return evicted
+
+    def _evict(self, key: str) -> None:
+        """Back to the queue, its quota released."""
+        workload = self.workloads[key]
+        self.finish_at.pop(key, None)
+        self.grace_until.pop(key, None)
+        self.workloads[key] = workload.requeued()
+
+    def _finish(self, key: str) -> None:
+        self.finish_at.pop(key, None)
+        self.grace_until.pop(key, None)
+        self.workloads[key] = replace(self.workloads[key], state=WorkloadState.FINISHED)
+
+    def _forget(self, key: str) -> None:
+        tables = (self.workloads, self.borrowing, self.runtimes, self.finish_at, self.grace_until)
+        for table in tables:
+            table.pop(key, None)
+
+    def snapshot(self) -> Snapshot:
+        """The engine's view: every object, and the workloads still in the queueing system."""
+        values = [item.obj for item in self.objects.values()]
+        return Snapshot(
+            flavors={o.name: o for o in values if isinstance(o, ResourceFlavor)},
+            cluster_queues={o.name: o for o in values if isinstance(o, ClusterQueue)},
+            cohorts={o.name: o for o in values if isinstance(o, Cohort)},
+            local_queues={o.key: o for o in values if isinstance(o, LocalQueue)},
+            priority_classes={o.name: o for o in values if isinstance(o, PriorityClass)},
+            namespaces={o.name: o for o in values if isinstance(o, Namespace)},
+            topologies={o.name: o for o in values if isinstance(o, Topology)},
+            nodes={o.name: o for o in values if isinstance(o, Node)},
+            workloads={
+                key: w for key, w in self.workloads.items() if w.state is not WorkloadState.FINISHED
+            },
+        )
+
+    def outcome(self, step: Step, now: datetime, preempted: tuple[str, ...]) -> StepOutcome:
+        views = tuple(self._view(w) for w in self.workloads.values())
+        queues = sorted(
+            (item.obj for item in self.objects.values() if isinstance(item.obj, ClusterQueue)),
+            key=lambda cq: cq.name,
+        )
+        usage = {cq.name: _queue_usage(cq, views) for cq in queues}
+        return StepOutcome(step.index, step.at_text, now, views, preempted, usage)
+
+    def _view(self, workload: Workload) -> WorkloadView:
+        if workload.state not in _WAITING:
+            return WorkloadView(workload, self.borrowing.get(workload.key, False))
+        status = self.pending.get(workload.key) or _unevaluated(workload)
+        return WorkloadView(workload, status=status)
+
+
+def _unevaluated(workload: Workload) -> PendingStatus:
+    """What to say of a waiting workload the engine gave no status for."""
+    if workload.state is WorkloadState.DEACTIVATED:
+        reason = Reason(WaitReason.DEACTIVATED, f"{workload.key} was deactivated by an admin")
+    else:
+        reason = Reason(
+            WaitReason.PENDING_EVALUATION, f"{workload.key} is queued, not evaluated yet"
+        )
+    return PendingStatus(workload.key, None, (reason,))
+
+
+def _queue_usage(cq: ClusterQueue, views: tuple[WorkloadView, ...]) -> QueueUsage:
+    nominal: dict[str, dict[str, int]] = {}
+    for group in cq.resource_groups:
+        for quotas in group.flavors:
+            nominal.setdefault(quotas.flavor, {}).update(
+                {quota.resource: quota.nominal for quota in quotas.resources}
+            )
+    usage = {flavor: dict.fromkeys(resources, 0) for flavor, resources in nominal.items()}
+    admitted = pending = 0
+    for view in views:
+        workload = view.workload
+        if workload.state in _HOLDING and workload.admission is not None:
+            if workload.admission.cluster_queue != cq.name:
+                continue
+            admitted += 1
+            for (flavor, resource), amount in workload.admission.usage().items():
+                held = usage.setdefault(flavor, {})
+                held[resource] = held.get(resource, 0) + amount
+        elif (
+            workload.state is WorkloadState.PENDING
+            and view.status is not None
+            and (view.status.cluster_queue == cq.name)
+        ):
+            pending += 1
+    borrowed = {
+        flavor: {
+            resource: max(0, amount - nominal.get(flavor, {}).get(resource, 0))
+            for resource, amount in resources.items()
+        }
+        for flavor, resources in usage.items()
+    }
+    return QueueUsage(usage, borrowed, pending, admitted)

@@ -1,0 +1,374 @@
+"""Benchmark the read API on a large ledger: GET one workload and GET one ClusterQueue.
+
+Run: ``python bench/api_load.py --database-url postgresql://postgres@127.0.0.1:5432/berth_bench
+[--workloads 100000] [--queues 20] [--requests 3000] [--threads 1 4] [--reuse]``. The
+database is dropped and recreated (``--reuse``: kept as the last run seeded it, migrated to
+head). It seeds the workloads by COPY (half pending with verdicts and timeline rows, a few
+thousand admitted holding quota, the rest finished with run history), starts the API in a
+child process, warms up, then drives a bounded local load (a fixed number of requests each
+kind, at each client thread count) and prints p50/p90/p99/max latency. The load average and
+CPU count come first: on a shared machine the figures mean little without them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import psycopg
+import sqlalchemy as sa
+from sqlalchemy.orm import sessionmaker
+
+from berth import migrate
+from quota.ledger.apply import apply_objects
+from quota.ledger.connect import libpq_url
+from quota.ledger.repository import Ledger
+from quota.manifests.documents import parse_texts
+
+GPU = "nvidia.com/gpu"
+NOW = datetime.now(UTC)
+
+
+def _objects(queues: int, gpus: int) -> str:
+    docs = ["apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: h100}\n"]
+    for i in range(queues):
+        docs.append(
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
+            f"metadata: {{name: cq-{i:02d}}}\nspec:\n  cohort: pool\n  namespaceSelector: {{}}\n"
+            f"  resourceGroups:\n    - coveredResources: [{GPU}]\n      flavors:\n"
+            f"        - name: h100\n          resources: [{{name: {GPU}, nominalQuota: {gpus}}}]\n"
+        )
+        docs.append(
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
+            f"metadata: {{name: main, namespace: ns-{i:02d}}}\nspec: {{clusterQueue: cq-{i:02d}}}\n"
+        )
+    return "---\n".join(docs)
+
+
+def _pod_sets(gpus: int) -> str:
+    return json.dumps(
+        [
+            {
+                "name": "main",
+                "count": 1,
+                "minCount": None,
+                "requests": {GPU: gpus * 1000},
+                "nodeSelector": {},
+                "affinityTerms": [],
+                "tolerations": [],
+                "annotations": {},
+            }
+        ]
+    )
+
+
+def _reason(cq: str, gpus: int) -> dict[str, object]:
+    return {
+        "code": "WaitingForQuota",
+        "message": f"insufficient unused quota for {GPU} in flavor h100 of ClusterQueue {cq}: "
+        f"{gpus} requested, 0 available, {gpus} more needed",
+        "details": {
+            "flavor": "h100",
+            "resource": GPU,
+            "requested": str(gpus),
+            "available": "0",
+            "shortfall": str(gpus),
+        },
+    }
+
+
+def seed(url: str, workloads: int, queues: int, admitted_per_queue: int) -> None:
+    """The objects through the ledger, the workloads and their history by COPY."""
+    engine = sa.create_engine(url)
+    with sessionmaker(engine).begin() as session:
+        apply_objects(
+            Ledger(session),
+            parse_texts([("bench", _objects(queues, admitted_per_queue))]),
+            actor="bench",
+        )
+    engine.dispose()
+    pending = workloads // 2
+    admitted = admitted_per_queue * queues
+    columns = (
+        "namespace, name, kind, queue_name, cluster_queue, priority, pod_sets, state, "
+        "active, admission, created_at, admitted_at, finished_at, eviction_count, "
+        "labels, annotations, reason_code, reasons, hints, queue_position, evaluated_at"
+    )
+    positions = [0] * queues
+    rng = random.Random(7)
+    with psycopg.connect(libpq_url(url)) as conn:
+        with conn.cursor() as cur, cur.copy(f"COPY workloads ({columns}) FROM STDIN") as copy:
+            for j in range(workloads):
+                q = j % queues
+                cq, ns = f"cq-{q:02d}", f"ns-{q:02d}"
+                created = NOW - timedelta(hours=48) + timedelta(seconds=j)
+                if j < pending:
+                    positions[q] += 1
+                    gpus = rng.choice((1, 2, 4, 8))
+                    reason = _reason(cq, gpus)
+                    copy.write_row(
+                        (
+                            ns,
+                            f"job-{j:06d}",
+                            "Job",
+                            "main",
+                            None,
+                            0,
+                            _pod_sets(gpus),
+                            "Pending",
+                            True,
+                            None,
+                            created,
+                            None,
+                            None,
+                            0,
+                            "{}",
+                            "{}",
+                            "WaitingForQuota",
+                            json.dumps([reason]),
+                            "[]",
+                            positions[q],
+                            NOW,
+                        )
+                    )
+                    continue
+                admission = json.dumps(
+                    {
+                        "clusterQueue": cq,
+                        "podSetAssignments": [
+                            {
+                                "name": "main",
+                                "count": 1,
+                                "flavors": {GPU: "h100"},
+                                "usage": {GPU: 1000},
+                            }
+                        ],
+                    }
+                )
+                started = created + timedelta(minutes=10)
+                if j < pending + admitted:
+                    copy.write_row(
+                        (
+                            ns,
+                            f"job-{j:06d}",
+                            "Job",
+                            "main",
+                            cq,
+                            0,
+                            _pod_sets(1),
+                            "Admitted",
+                            True,
+                            admission,
+                            created,
+                            started,
+                            None,
+                            0,
+                            "{}",
+                            "{}",
+                            None,
+                            "[]",
+                            "[]",
+                            None,
+                            started,
+                        )
+                    )
+                else:
+                    ended = started + timedelta(minutes=rng.randint(20, 120))
+                    copy.write_row(
+                        (
+                            ns,
+                            f"job-{j:06d}",
+                            "Job",
+                            "main",
+                            cq,
+                            0,
+                            _pod_sets(1),
+                            "Finished",
+                            True,
+                            admission,
+                            created,
+                            started,
+                            ended,
+                            0,
+                            "{}",
+                            "{}",
+                            None,
+                            "[]",
+                            "[]",
+                            None,
+                            started,
+                        )
+                    )
+        conn.execute("""
+            INSERT INTO wait_reasons (workload_id, code, message, details, since, until)
+            SELECT id, COALESCE(reason_code, 'WaitingForQuota'), '', '{}'::jsonb, created_at,
+                   admitted_at FROM workloads""")
+        conn.execute(
+            """
+            INSERT INTO usage_intervals
+                (workload_id, cluster_queue, flavor, resource, amount, started_at, ended_at)
+            SELECT id, cluster_queue, 'h100', %s, 1000, admitted_at, finished_at
+            FROM workloads WHERE admitted_at IS NOT NULL""",
+            (GPU,),
+        )
+        conn.execute("""
+            INSERT INTO workload_events (workload_id, at, type, reason, details)
+            SELECT id, admitted_at, 'Admitted', NULL,
+                   jsonb_build_object('clusterQueue', cluster_queue)
+            FROM workloads WHERE admitted_at IS NOT NULL
+            UNION ALL
+            SELECT id, finished_at, 'Finished', NULL, '{}'::jsonb
+            FROM workloads WHERE finished_at IS NOT NULL""")
+        conn.commit()
+    with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
+
+
+def serve(url: str, port: int) -> None:
+    """The API alone (no admission loop), as ``berth serve --no-loop`` would serve it."""
+    import uvicorn
+
+    from api.app import create_app
+    from api.deps import AppContext, Readiness
+    from quota.ledger.connect import ConnectionLimits, Transactions, create_engine
+
+    engine = create_engine(url, ConnectionLimits(), pool_size=8)
+    context = AppContext(Transactions(engine), lambda: Readiness(True, "bench"))
+    uvicorn.run(
+        create_app(context), host="127.0.0.1", port=port, log_level="warning", access_log=False
+    )
+
+
+def _drive(base: str, paths: Sequence[str], threads: int) -> list[float]:
+    """Every path requested once, spread over ``threads`` clients; milliseconds each."""
+    timings: list[float] = []
+    lock = threading.Lock()
+
+    def worker(mine: Sequence[str]) -> None:
+        with httpx.Client(base_url=base, timeout=30) as client:
+            local = []
+            for path in mine:
+                start = time.perf_counter()
+                response = client.get(path)
+                local.append((time.perf_counter() - start) * 1000)
+                if response.status_code != 200:
+                    raise RuntimeError(f"{path}: {response.status_code} {response.text[:200]}")
+            with lock:
+                timings.extend(local)
+
+    workers = [threading.Thread(target=worker, args=(paths[i::threads],)) for i in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return timings
+
+
+def _machine() -> str:
+    """Load average and CPU count, said beside every measurement on a shared machine."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} (1/5/15 min) on {os.cpu_count()} CPUs"
+
+
+def _report(label: str, timings: list[float], seconds: float) -> None:
+    ordered = sorted(timings)
+    q = statistics.quantiles(ordered, n=100)
+    print(
+        f"{label:<36} n={len(ordered):>6}  p50={q[49]:6.2f} ms  p90={q[89]:6.2f} ms  "
+        f"p99={q[98]:6.2f} ms  max={ordered[-1]:7.2f} ms  {len(ordered) / seconds:7.0f} req/s"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--workloads", type=int, default=100_000)
+    parser.add_argument("--queues", type=int, default=20)
+    parser.add_argument("--admitted-per-queue", type=int, default=100)
+    parser.add_argument("--requests", type=int, default=3000, help="per endpoint")
+    parser.add_argument(
+        "--threads", type=int, nargs="+", default=[1, 4], help="client thread counts to measure"
+    )
+    parser.add_argument("--reuse", action="store_true", help="keep the seeded database")
+    parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    url = args.database_url
+    if args.serve:
+        serve(url, args.serve)
+        return 0
+    if args.reuse:
+        migrate.upgrade(url)
+        with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+            conn.execute("VACUUM ANALYZE")
+    else:
+        target = sa.make_url(url)
+        admin = sa.create_engine(target.set(database="postgres"), isolation_level="AUTOCOMMIT")
+        with admin.connect() as connection:
+            connection.execute(sa.text(f'DROP DATABASE IF EXISTS "{target.database}" WITH (FORCE)'))
+            connection.execute(sa.text(f'CREATE DATABASE "{target.database}"'))
+        admin.dispose()
+        migrate.upgrade(url)
+        started = time.perf_counter()
+        seed(url, args.workloads, args.queues, args.admitted_per_queue)
+        print(
+            f"seeded {args.workloads} workloads ({args.workloads // 2} pending) in "
+            f"{time.perf_counter() - started:.1f}s"
+        )
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--database-url", url, "--serve", str(port)], env={**os.environ}
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise RuntimeError("the API server did not start")
+            time.sleep(0.1)
+        rng = random.Random(11)
+        pending = args.workloads // 2
+        names = [
+            f"/api/v1/workloads/ns-{j % args.queues:02d}/job-{j:06d}"
+            for j in (rng.randrange(pending) for _ in range(args.requests))
+        ]
+        queues = [
+            f"/api/v1/clusterqueues/cq-{rng.randrange(args.queues):02d}"
+            for _ in range(args.requests)
+        ]
+        _drive(base, names[:200] + queues[:200], max(args.threads))  # warm-up: pools, caches
+        print(_machine())
+        for threads in args.threads:
+            for label, paths in (
+                ("GET one pending workload", names),
+                ("GET one ClusterQueue", queues),
+            ):
+                start = time.perf_counter()
+                timings = _drive(base, paths, threads)
+                _report(f"{label} [{threads} thr]", timings, time.perf_counter() - start)
+        print(f"after: {_machine()}")
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,7 @@
+"""The ``berth`` command line: one module per command.
+
+- ``main``: the argument parser and the dispatch.
+- ``objects``: ``apply``, ``get``, ``delete``; ``why``: ``why``, ``get workloads``, ``top``;
+  ``node``: the repair workflow; ``simulate``; ``db``: migrations.
+- ``client``: the REST client; ``tables``: plain-text tables.
+"""

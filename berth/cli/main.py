@@ -1,0 +1,197 @@
+"""The ``berth`` command line: parse arguments, dispatch to one command module each."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import warnings
+from collections.abc import Sequence
+
+from berth.bench.arguments import add_arguments as bench_arguments
+from berth.cli import node as node_cli
+from quota.core.errors import BerthError
+
+EXIT_INVALID = 2
+
+
+def _database_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--database-url",
+        help="external PostgreSQL (e.g. postgresql://postgres@127.0.0.1:5432/berth); "
+        "default: $BERTH_DATABASE_URL, else the embedded server",
+    )
+    parser.add_argument(
+        "--home",
+        help="where the embedded PostgreSQL keeps its data (default: $BERTH_HOME, else "
+        "~/.local/share/berth, or /var/lib/berth when run as root)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="berth",
+        description="Job queueing and quota admission for shared GPU clusters.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log more")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run the API server (and the ledger)")
+    _database_flags(serve)
+    serve.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port to listen on (default 8000)")
+    serve.add_argument(
+        "--no-loop",
+        action="store_true",
+        help="serve the API only; never run admission cycles on this replica",
+    )
+    serve.add_argument(
+        "--loop-interval",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="seconds between admission cycles when nothing changes (default 1)",
+    )
+
+    serve.add_argument(
+        "--demo",
+        action="store_true",
+        help="load a demo GPU pool and feed it a stream of synthetic jobs (see the dashboard at /)",
+    )
+    serve.add_argument(
+        "--kubeconfig",
+        help="Kubernetes mode: watch Jobs, Berth's CRDs and Nodes in this cluster "
+        "(in a pod, the in-cluster config is used without this flag)",
+    )
+    serve.add_argument(
+        "--webhook-cert-dir",
+        help="serve the mutating webhook over HTTPS with tls.crt/tls.key from this folder "
+        "(default: $BERTH_WEBHOOK_CERT_DIR)",
+    )
+    serve.add_argument("--webhook-port", type=int, help="HTTPS port of the webhook (default 8443)")
+
+    db = commands.add_parser("db", help="ledger migrations")
+    _database_flags(db)
+    db_commands = db.add_subparsers(dest="db_command", required=True, metavar="ACTION")
+    db_commands.add_parser("upgrade", help="migrate to a revision (default head)").add_argument(
+        "revision", nargs="?", default="head"
+    )
+    db_commands.add_parser("downgrade", help="migrate down to a revision").add_argument("revision")
+    db_commands.add_parser("current", help="print the current revision")
+    db_commands.add_parser("history", help="list revisions")
+
+    apply = commands.add_parser("apply", help="create or replace objects from manifests")
+    _database_flags(apply)
+    apply.add_argument(
+        "-f",
+        "--filename",
+        action="append",
+        required=True,
+        metavar="FILE|DIR|-",
+        help="YAML/JSON manifests (repeatable); a folder takes its *.yaml, *.yml, *.json",
+    )
+
+    get = commands.add_parser("get", help="list objects of a kind, or show one")
+    _database_flags(get)
+    get.add_argument(
+        "kind", help="e.g. clusterqueues, resourceflavors, localqueues, cohorts, nodes"
+    )
+    get.add_argument("name", nargs="?")
+    get.add_argument("-n", "--namespace", help="namespace (LocalQueues)")
+    get.add_argument("-o", "--output", choices=["table", "yaml", "json", "wide"], default="table")
+    get.add_argument("--pending", action="store_true", help="workloads: pending only")
+    get.add_argument("--cluster-queue", help="workloads: one ClusterQueue")
+    get.add_argument("--server", help="workloads: Berth API URL (default $BERTH_SERVER)")
+
+    delete = commands.add_parser("delete", help="delete objects by kind and name, or by manifest")
+    _database_flags(delete)
+    delete.add_argument("kind", nargs="?")
+    delete.add_argument("name", nargs="?")
+    delete.add_argument("-n", "--namespace")
+    delete.add_argument("-f", "--filename", action="append", metavar="FILE|DIR|-")
+
+    why = commands.add_parser(
+        "why", help="why a workload waits, what would help, when it may start"
+    )
+    why.add_argument("workload", metavar="NAMESPACE/NAME")
+    why.add_argument(
+        "--server",
+        help="Berth API URL (default $BERTH_SERVER or http://127.0.0.1:8000); "
+        "token from $BERTH_TOKEN",
+    )
+    top = commands.add_parser("top", help="ClusterQueue quota usage bars")
+    top.add_argument("--server", help="Berth API URL (default $BERTH_SERVER)")
+
+    node_cli.add_parser(commands)
+
+    simulate = commands.add_parser("simulate", help="run a what-if scenario offline")
+    simulate.add_argument("file", help="scenario YAML (- for standard input)")
+    simulate.add_argument("--format", choices=["json", "table"], default="json")
+
+    bench_arguments(commands.add_parser(
+        "bench", help="Kueue's performance shapes through the durable loop, against the ideal"
+    ))  # fmt: skip
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "serve" and args.demo and (args.no_loop or args.kubeconfig):
+        parser.error("--demo feeds its own jobs to the admission loop: drop --no-loop/--kubeconfig")
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    # httpx logs every request at INFO; the REST-backed commands print their own output.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    if args.command != "db":
+        # Alembic narrates every migration step at INFO; only `berth db` wants that.
+        logging.getLogger("alembic").setLevel(logging.WARNING)
+    # platformdirs warns on every start when XDG_RUNTIME_DIR is unset (servers, CI); harmless.
+    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+    try:
+        return _dispatch(args)
+    except BerthError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return EXIT_INVALID if exc.status in (400, 404, 409, 422) else 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "serve":
+        from berth import serve
+
+        return serve.run(args)
+    if args.command == "db":
+        from berth.cli import db as db_cli
+
+        return db_cli.run(args)
+    if args.command in ("why", "top") or (args.command == "get" and args.kind == "workloads"):
+        from berth.cli import why as why_cli
+
+        if args.command == "why":
+            return why_cli.why(args)
+        if args.command == "top":
+            return why_cli.top(args)
+        return why_cli.get_workloads(args)
+    if args.command in ("apply", "get", "delete"):
+        from berth.cli import objects as objects_cli
+
+        return objects_cli.run(args)
+    if args.command == "node":
+        return node_cli.run(args)
+    if args.command == "simulate":
+        from berth.cli import simulate as simulate_cli
+
+        return simulate_cli.run(args.file, args.format)
+    if args.command == "bench":
+        from berth.bench import command
+
+        return command.run(args)
+    raise AssertionError(f"unhandled command {args.command}")  # argparse prevents this
+
+
+if __name__ == "__main__":
+    sys.exit(main())

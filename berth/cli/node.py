@@ -1,0 +1,55 @@
+"""``berth node``: move a node through the repair workflow and show its health history,
+over REST (``--server``, ``$BERTH_TOKEN`` with the admin role for moves)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from berth.cli.client import ApiError, BerthClient
+
+# Verb -> the health state it moves the node to.
+MOVES = {
+    "cordon": "Cordoned",
+    "repair": "Repairing",
+    "validate": "Validating",
+    "return": "Healthy",
+}
+EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
+
+
+def add_parser(commands: Any) -> None:
+    node = commands.add_parser(
+        "node", help="node repair workflow: cordon, repair, validate, return; history"
+    )
+    node.add_argument("action", choices=[*MOVES, "history"])
+    node.add_argument("name", metavar="NODE")
+    node.add_argument("--why", default="", help="why (kept in the node's history)")
+    node.add_argument("--server", help="Berth API URL (default $BERTH_SERVER)")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        with BerthClient(args.server) as client:
+            if args.action == "history":
+                print(render_history(client.get(f"/api/v1/nodes/{args.name}/history")), end="")
+                return EXIT_OK
+            body = {"state": MOVES[args.action], "why": args.why}
+            moved = client.post(f"/api/v1/nodes/{args.name}/health", body)
+    except ApiError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return EXIT_INVALID if exc.status in (400, 404, 409, 422) else EXIT_FAILED
+    print(f"node {moved['node']}: {moved['from']} -> {moved['to']} ({moved['why']})")
+    return EXIT_OK
+
+
+def render_history(history: dict[str, Any]) -> str:
+    """The node's state, its transitions and the workloads its faults evicted."""
+    lines = [f"node {history['node']}: {history['health']} since {history['healthSince']}"]
+    for t in history["transitions"]:
+        lines.append(f"  {t['at']}  {t['from'] or '-'} -> {t['to']}  by {t['actor']}: {t['why']}")
+    if history["displaced"]:
+        lines.append("evicted by its faults:")
+        lines.extend(f"  {d['at']}  {d['namespace']}/{d['name']}" for d in history["displaced"])
+    return "\n".join(lines) + "\n"

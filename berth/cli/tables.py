@@ -1,0 +1,77 @@
+"""Plain-text tables for ``berth get`` (one row per object, columns per kind)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from quota.core.model import (
+    ClusterQueue,
+    Cohort,
+    LocalQueue,
+    Namespace,
+    Node,
+    PriorityClass,
+    ResourceFlavor,
+    Topology,
+)
+from quota.core.quantity import format_resources
+
+HEADERS = {
+    "ResourceFlavor": ("NAME", "NODE LABELS", "TOPOLOGY"),
+    "ClusterQueue": ("NAME", "COHORT", "STRATEGY", "NOMINAL QUOTA"),
+    "Cohort": ("NAME", "PARENT", "NOMINAL QUOTA"),
+    "LocalQueue": ("NAMESPACE", "NAME", "CLUSTERQUEUE"),
+    "WorkloadPriorityClass": ("NAME", "VALUE"),
+    "Namespace": ("NAME", "LABELS"),
+    "Topology": ("NAME", "LEVELS"),
+    "Node": ("NAME", "HEALTH", "SCHEDULABLE", "ALLOCATABLE"),
+}
+
+
+def _pairs(values: Mapping[str, str]) -> str:
+    return ",".join(f"{k}={v}" for k, v in values.items()) or "<none>"
+
+
+def _quota(queue: ClusterQueue | Cohort) -> str:
+    parts = []
+    for group in queue.resource_groups:
+        for flavor in group.flavors:
+            amounts = format_resources({q.resource: q.nominal for q in flavor.resources})
+            parts.append(f"{flavor.flavor}({_pairs(amounts)})")
+    return " ".join(parts) or "<none>"
+
+
+def row(item: object) -> tuple[str, ...]:
+    """The table cells of one object."""
+    match item:
+        case ResourceFlavor():
+            return (item.name, _pairs(item.node_labels), item.topology_name or "-")
+        case ClusterQueue():
+            return (item.name, item.cohort or "-", str(item.queueing_strategy), _quota(item))
+        case Cohort():
+            return (item.name, item.parent or "-", _quota(item))
+        case LocalQueue():
+            return (item.namespace, item.name, item.cluster_queue)
+        case PriorityClass():
+            return (item.name, str(item.value))
+        case Namespace():
+            return (item.name, _pairs(item.labels))
+        case Topology():
+            return (item.name, ",".join(item.levels))
+        case Node():
+            schedulable = "no" if item.unschedulable or not item.ready else "yes"
+            allocatable = _pairs(format_resources(dict(item.allocatable)))
+            return (item.name, str(item.health), schedulable, allocatable)
+    raise TypeError(f"no table row for {type(item).__name__}")
+
+
+def render_table(kind: str, items: Sequence[object]) -> str:
+    """Aligned columns with a header row; says so when there is nothing to show."""
+    if not items:
+        return f"No {kind} objects."
+    rows = [HEADERS[kind], *(row(item) for item in items)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join(
+        "   ".join(cell.ljust(width) for cell, width in zip(r, widths, strict=True)).rstrip()
+        for r in rows
+    )

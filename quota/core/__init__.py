@@ -1,0 +1,18 @@
+"""PURE, standard library only: the values everything else is built on.
+
+In reading order:
+
+- ``errors``: one root error; each carries an HTTP status and names object and field.
+- ``quantity``: Kubernetes quantities as exact integers in milli-units.
+- ``model``: the ledger's objects as frozen values (flavors, queues, cohorts, nodes, ...).
+- ``kinds``: the object kinds and the names users may call them by.
+- ``workload``: workloads as frozen values: pod sets, admission, states and state sets,
+  and the pending order.
+- ``reasons``: the wait-reason and eviction-reason vocabulary.
+- ``tree``: the cohort tree's quota arithmetic (nominal, lendable, available, borrowed).
+- ``node_health``: the node health state machine: what a watched Node says, what an
+  operator may do, which nodes take work.
+- ``checkpoints``: checkpoint annotations, grace and last save.
+- ``metering``, ``borrowing``: why usage ended, prices and cost; who owes whom.
+- ``cycle_writes``: what one admission cycle writes, as plain values.
+"""

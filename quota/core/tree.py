@@ -1,0 +1,344 @@
+"""Cohort tree arithmetic (PURE): nominal, lendable, available and borrowed quota.
+
+ClusterQueues are the leaves, cohorts the inner nodes. Every node has quota per
+(flavor, resource). A node's *subtree quota* is its own nominal quota plus what its
+children lend to it; a child lends everything above its *guaranteed* quota, which is
+what its ``lendingLimit`` keeps back for itself. Usage climbs the tree only once a node
+has used up what it keeps for itself, so a cohort's usage is what its children draw from
+the pool. The numbers follow Kueue's hierarchical cohort semantics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from quota.core.model import ClusterQueue, Cohort, ResourceGroup
+
+FlavorResource = tuple[str, str]  # (flavor, resource)
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    nominal: int = 0
+    borrowing_limit: int | None = None
+    lending_limit: int | None = None
+
+
+class _Node:
+    __slots__ = ("children", "guaranteed", "is_queue", "limits", "name", "parent", "subtree",
+                 "usage")
+
+    def __init__(self, name: str, *, is_queue: bool) -> None:
+        self.name = name
+        self.is_queue = is_queue
+        self.parent: _Node | None = None
+        self.children: list[_Node] = []
+        self.limits: dict[FlavorResource, Limits] = {}
+        self.subtree: dict[FlavorResource, int] = {}
+        self.guaranteed: dict[FlavorResource, int] = {}
+        self.usage: dict[FlavorResource, int] = {}
+
+
+def find_cohort_cycles(cohorts: Mapping[str, Cohort]) -> frozenset[str]:
+    """Names of the cohorts that lie on, or hang below, a cycle of ``parent`` links."""
+    bad: set[str] = set()
+    good: set[str] = set()
+    for start in sorted(cohorts):
+        path: list[str] = []
+        seen: set[str] = set()
+        name: str | None = start
+        while name is not None and name not in good and name not in bad:
+            if name in seen:
+                bad.update(path)
+                break
+            seen.add(name)
+            path.append(name)
+            cohort = cohorts.get(name)
+            name = cohort.parent if cohort is not None else None
+        else:
+            (bad if name is not None and name in bad else good).update(path)
+    return frozenset(bad)
+
+
+def _limits(groups: Iterable[ResourceGroup]) -> dict[FlavorResource, Limits]:
+    out: dict[FlavorResource, Limits] = {}
+    for group in groups:
+        for flavor in group.flavors:
+            for quota in flavor.resources:
+                out[(flavor.flavor, quota.resource)] = Limits(
+                    quota.nominal, quota.borrowing_limit, quota.lending_limit
+                )
+    return out
+
+
+class QuotaTree:
+    """Mutable quota arithmetic over one snapshot's cohort forest; usage changes as a cycle
+    admits and evicts. Cohorts named but not declared exist implicitly with no quota, as in
+    Kueue; cohorts on a parent cycle are cut off (see ``broken_cohorts``)."""
+
+    def __init__(
+        self, cluster_queues: Iterable[ClusterQueue], cohorts: Mapping[str, Cohort]
+    ) -> None:
+        self.broken_cohorts = find_cohort_cycles(cohorts)
+        self._queues: dict[str, _Node] = {}
+        self._cohorts: dict[str, _Node] = {}
+        for cq in cluster_queues:
+            node = _Node(cq.name, is_queue=True)
+            node.limits = _limits(cq.resource_groups)
+            self._queues[cq.name] = node
+            if cq.cohort is not None and cq.cohort not in self.broken_cohorts:
+                self._attach(node, self._cohort(cq.cohort, cohorts))
+        for root in self._roots():
+            _compute_subtree(root)
+        self._root_of: dict[str, _Node] = {}
+        self._members: dict[int, tuple[str, ...]] = {}
+        for name, node in self._queues.items():
+            top = node
+            while top.parent is not None:
+                top = top.parent
+            self._root_of[name] = top
+        # Bumped on every usage change inside a root pool: lets callers cache by state.
+        self._versions: dict[int, int] = {}
+        # Pool-wide answers, memoised per pool version: one scan serves all its members.
+        # Per (pool, slot): the ClusterQueues using more than their nominal quota of it,
+        # kept as usage changes: victim searches ask for them thousands of times a cycle.
+        self._borrowing: dict[tuple[int, FlavorResource], set[str]] = {}
+        self._ranking: dict[tuple[int, FlavorResource, int], list[tuple[int, str]]] = {}
+        # Bumped per (pool, flavor, resource) on usage changes of that resource only:
+        # what a queue has available of one resource survives admissions of others.
+        self._slot_versions: dict[tuple[int, FlavorResource], int] = {}
+        # (queue, fr) -> (slot version, available): flavor assignment asks the same
+        # question for every pending workload while the pool does not change.
+        self._available: dict[tuple[str, FlavorResource], tuple[int, int]] = {}
+        self._potential: dict[tuple[str, FlavorResource], int] = {}  # usage-independent
+
+    def _cohort(self, name: str, cohorts: Mapping[str, Cohort]) -> _Node:
+        node = self._cohorts.get(name)
+        if node is not None:
+            return node
+        node = _Node(name, is_queue=False)
+        self._cohorts[name] = node
+        spec = cohorts.get(name)
+        if spec is not None:
+            node.limits = _limits(spec.resource_groups)
+            if spec.parent is not None:
+                self._attach(node, self._cohort(spec.parent, cohorts))
+        return node
+
+    @staticmethod
+    def _attach(child: _Node, parent: _Node) -> None:
+        child.parent = parent
+        parent.children.append(child)
+
+    def _roots(self) -> list[_Node]:
+        nodes = [*self._queues.values(), *self._cohorts.values()]
+        return [node for node in nodes if node.parent is None]
+
+    # --- reading -------------------------------------------------------------------------
+
+    def has_queue(self, cq: str) -> bool:
+        return cq in self._queues
+
+    def root(self, cq: str) -> str:
+        """A stable name for the independent quota pool the ClusterQueue belongs to."""
+        node = self._root_of[cq]
+        return ("cohort:" if not node.is_queue else "queue:") + node.name
+
+    def version(self, cq: str) -> int:
+        """A counter of usage changes in the ClusterQueue's pool (equal: nothing changed)."""
+        return self._versions.get(id(self._root_of[cq]), 0)
+
+    def limits(self, cq: str, fr: FlavorResource) -> Limits:
+        return self._queues[cq].limits.get(fr, _NO_LIMITS)
+
+    def nominal(self, cq: str, fr: FlavorResource) -> int:
+        return self.limits(cq, fr).nominal
+
+    def usage(self, cq: str, fr: FlavorResource) -> int:
+        return self._queues[cq].usage.get(fr, 0)
+
+    def borrowed(self, cq: str, fr: FlavorResource) -> int:
+        """How much of ``fr`` the ClusterQueue uses above its nominal quota."""
+        return max(0, self.usage(cq, fr) - self.nominal(cq, fr))
+
+    def flavor_resources(self, cq: str) -> list[FlavorResource]:
+        """Every (flavor, resource) the ClusterQueue has quota for or uses."""
+        node = self._queues[cq]
+        return sorted(set(node.limits) | set(node.usage))
+
+    def borrowers(self, cq: str, frs: Iterable[FlavorResource]) -> list[str]:
+        """The other ClusterQueues of the pool using more than nominal of any of ``frs``,
+        sorted."""
+        found = self.borrowing_members(cq, frs)
+        found.discard(cq)
+        return sorted(found)
+
+    def borrowing_members(self, cq: str, frs: Iterable[FlavorResource]) -> set[str]:
+        """The ClusterQueues of the pool, ``cq`` itself included, using more than nominal
+        of any of ``frs`` (a new set)."""
+        root = id(self._root_of[cq])
+        found: set[str] = set()
+        for fr in frs:
+            names = self._borrowing.get((root, fr))
+            if names:
+                found.update(names)
+        return found
+
+    def borrowed_ranking(self, cq: str, fr: FlavorResource) -> list[tuple[int, str]]:
+        """``(-borrowed, name)`` of every pool member borrowing ``fr``, most first, the
+        ClusterQueue itself included (memoised per pool version; do not modify the list)."""
+        root = id(self._root_of[cq])
+        key = (root, fr, self._versions.get(root, 0))
+        ranking = self._ranking.get(key)
+        if ranking is None:
+            ranking = sorted((-amount, name) for name in self.members(cq)
+                             if (amount := self.borrowed(name, fr)) > 0)
+            self._ranking[key] = ranking
+        return ranking
+
+    def in_cohort(self, cq: str) -> bool:
+        return self._queues[cq].parent is not None
+
+    def available(self, cq: str, fr: FlavorResource) -> int:
+        """What the ClusterQueue could take of ``fr`` right now (own unused + borrowable)."""
+        version = self._slot_versions.get((id(self._root_of[cq]), fr), 0)
+        cached = self._available.get((cq, fr))
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        value = max(0, _available(self._queues[cq], fr))
+        self._available[(cq, fr)] = (version, value)
+        return value
+
+    def measure(self, cq: str, fr: FlavorResource) -> tuple[int, int, int, int]:
+        """``(available, potential, usage, nominal)`` in one call, for flavor assignment."""
+        node = self._queues[cq]
+        return (self.available(cq, fr), self.potential(cq, fr), node.usage.get(fr, 0),
+                node.limits.get(fr, _NO_LIMITS).nominal)
+
+    def potential(self, cq: str, fr: FlavorResource) -> int:
+        """The most of ``fr`` the ClusterQueue could ever hold if nothing else used any."""
+        value = self._potential.get((cq, fr))
+        if value is None:
+            value = self._potential[(cq, fr)] = _potential(self._queues[cq], fr)
+        return value
+
+    def lendable(self, cq: str, fr: FlavorResource) -> int:
+        """The pool the ClusterQueue's cohort could lend for ``fr`` (0 outside a cohort)."""
+        parent = self._queues[cq].parent
+        return 0 if parent is None else parent.subtree.get(fr, 0)
+
+    def cohort_usage(self, cohort: str, fr: FlavorResource) -> int:
+        node = self._cohorts.get(cohort)
+        return 0 if node is None else node.usage.get(fr, 0)
+
+    def cohort_quota(self, cohort: str, fr: FlavorResource) -> int:
+        """A cohort's subtree quota: own nominal plus what its members lend to it."""
+        node = self._cohorts.get(cohort)
+        return 0 if node is None else node.subtree.get(fr, 0)
+
+    def cohort_names(self) -> list[str]:
+        return sorted(self._cohorts)
+
+    def members(self, cq: str) -> tuple[str, ...]:
+        """Every ClusterQueue sharing the ClusterQueue's root pool, itself included, sorted."""
+        root = self._root_of[cq]
+        cached = self._members.get(id(root))
+        if cached is not None:
+            return cached
+        out: list[str] = []
+        stack = [root]
+        while stack:
+            current = stack.pop()
+            if current.is_queue:
+                out.append(current.name)
+            stack.extend(current.children)
+        members = tuple(sorted(out))
+        self._members[id(root)] = members
+        return members
+
+    # --- writing -------------------------------------------------------------------------
+
+    def add(self, cq: str, usage: Mapping[FlavorResource, int]) -> None:
+        node = self._queues[cq]
+        root = self._bump(cq)
+        slots = self._slot_versions
+        for fr, amount in usage.items():
+            if amount:
+                _add(node, fr, amount)
+                slots[(root, fr)] = slots.get((root, fr), 0) + 1
+                if node.usage[fr] > node.limits.get(fr, _NO_LIMITS).nominal:
+                    self._borrowing.setdefault((root, fr), set()).add(cq)
+
+    def remove(self, cq: str, usage: Mapping[FlavorResource, int]) -> None:
+        node = self._queues[cq]
+        root = self._bump(cq)
+        slots = self._slot_versions
+        for fr, amount in usage.items():
+            if amount:
+                _remove(node, fr, amount)
+                slots[(root, fr)] = slots.get((root, fr), 0) + 1
+                if node.usage.get(fr, 0) <= node.limits.get(fr, _NO_LIMITS).nominal:
+                    self._borrowing.get((root, fr), set()).discard(cq)
+
+    def _bump(self, cq: str) -> int:
+        key = id(self._root_of[cq])
+        self._versions[key] = self._versions.get(key, 0) + 1
+        return key
+
+
+_NO_LIMITS = Limits()
+
+
+def _compute_subtree(node: _Node) -> None:
+    subtree = {fr: limit.nominal for fr, limit in node.limits.items()}
+    for child in node.children:
+        _compute_subtree(child)
+        for fr, amount in child.subtree.items():
+            subtree[fr] = subtree.get(fr, 0) + amount - child.guaranteed.get(fr, 0)
+    node.subtree = subtree
+    for fr, limit in node.limits.items():
+        if limit.lending_limit is not None:
+            node.guaranteed[fr] = max(0, subtree.get(fr, 0) - limit.lending_limit)
+
+
+def _available(node: _Node, fr: FlavorResource) -> int:
+    usage = node.usage.get(fr, 0)
+    parent = node.parent
+    if parent is None:
+        return node.subtree.get(fr, 0) - usage
+    guaranteed = node.guaranteed.get(fr, 0)
+    from_parent = _available(parent, fr)
+    limit = node.limits.get(fr)
+    if limit is not None and limit.borrowing_limit is not None:
+        stored = node.subtree.get(fr, 0) - guaranteed
+        used_in_parent = max(0, usage - guaranteed)
+        from_parent = min(from_parent, stored - used_in_parent + limit.borrowing_limit)
+    return max(0, guaranteed - usage) + from_parent
+
+
+def _potential(node: _Node, fr: FlavorResource) -> int:
+    parent = node.parent
+    if parent is None:
+        return node.subtree.get(fr, 0)
+    total = node.guaranteed.get(fr, 0) + _potential(parent, fr)
+    limit = node.limits.get(fr)
+    if limit is not None and limit.borrowing_limit is not None:
+        total = min(total, node.subtree.get(fr, 0) + limit.borrowing_limit)
+    return total
+
+
+def _add(node: _Node, fr: FlavorResource, amount: int) -> None:
+    usage = node.usage.get(fr, 0)
+    kept = max(0, node.guaranteed.get(fr, 0) - usage)
+    node.usage[fr] = usage + amount
+    if node.parent is not None and amount > kept:
+        _add(node.parent, fr, amount - kept)
+
+
+def _remove(node: _Node, fr: FlavorResource, amount: int) -> None:
+    usage = node.usage.get(fr, 0)
+    in_parent = usage - node.guaranteed.get(fr, 0)
+    node.usage[fr] = usage - amount
+    if node.parent is not None and in_parent > 0:
+        _remove(node.parent, fr, min(amount, in_parent))

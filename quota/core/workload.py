@@ -1,0 +1,119 @@
+"""Workloads as frozen values (PURE): pod sets, admission, state.
+
+A workload is what waits for quota: a batch/v1 Job (one pod set ``main``) or a Kueue
+``Workload`` with several pod sets. Requests are per pod, in milli-units.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from enum import StrEnum
+
+from quota.core.model import SelectorRequirement, Toleration
+
+
+class WorkloadState(StrEnum):
+    PENDING = "Pending"
+    ADMITTED = "Admitted"
+    EVICTING = "Evicting"  # chosen as a victim, checkpoint grace running, still holds quota
+    FINISHED = "Finished"
+    DEACTIVATED = "Deactivated"
+
+
+# Pod-template annotations Kueue defines for topology-aware scheduling.
+REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"
+QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+
+
+@dataclass(frozen=True, slots=True)
+class PodSet:
+    name: str
+    count: int
+    requests: Mapping[str, int]  # per pod, milli-units
+    min_count: int | None = None  # partial admission: admit with as few as this many pods
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    # Required node affinity: a pod may go where ANY term matches (all of a term's requirements).
+    affinity_terms: tuple[tuple[SelectorRequirement, ...], ...] = ()
+    tolerations: tuple[Toleration, ...] = ()
+    annotations: Mapping[str, str] = field(default_factory=dict)
+
+    def total(self, count: int | None = None) -> dict[str, int]:
+        """Requests of ``count`` pods (default: all of them)."""
+        pods = self.count if count is None else count
+        return {name: amount * pods for name, amount in self.requests.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class PodSetAssignment:
+    """How one pod set was admitted: how many pods, which flavor for each resource."""
+
+    name: str
+    count: int
+    flavors: Mapping[str, str]  # resource -> flavor
+    usage: Mapping[str, int]  # resource -> milli-units held (count * per-pod request)
+
+
+@dataclass(frozen=True, slots=True)
+class PodSetPlacement:
+    """Where one pod set's pods were placed: pods per node, and the topology domain they
+    are confined to (``level`` node label = ``domain``) when the pod set asked for one."""
+
+    name: str
+    nodes: Mapping[str, int]  # node name -> pods
+    level: str | None = None
+    domain: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    cluster_queue: str
+    pod_sets: tuple[PodSetAssignment, ...]
+    # Per pod set, the nodes its pods were counted on; None when no node inventory limited
+    # the admission (quota only), or it was admitted before placements were recorded.
+    placement: tuple[PodSetPlacement, ...] | None = None
+
+    def usage(self) -> dict[tuple[str, str], int]:
+        """Total held per (flavor, resource)."""
+        held: dict[tuple[str, str], int] = {}
+        for assignment in self.pod_sets:
+            for resource, amount in assignment.usage.items():
+                key = (assignment.flavors[resource], resource)
+                held[key] = held.get(key, 0) + amount
+        return held
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    namespace: str
+    name: str
+    queue_name: str  # the LocalQueue in ``namespace``
+    pod_sets: tuple[PodSet, ...]
+    created_at: datetime
+    priority: int = 0
+    priority_class: str | None = None
+    state: WorkloadState = WorkloadState.PENDING
+    active: bool = True
+    admission: Admission | None = None
+    admitted_at: datetime | None = None
+    eviction_count: int = 0
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    kind: str = "Job"  # Job | Workload: the object it came from
+    evicted_at: datetime | None = None  # Evicting: when it was asked to checkpoint
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def admitted_as(self, admission: Admission, at: datetime) -> Workload:
+        """This workload holding quota by ``admission`` since ``at``."""
+        return replace(self, state=WorkloadState.ADMITTED, admission=admission, admitted_at=at)
+
+    def requeued(self) -> Workload:
+        """Back in the queue after an eviction: its quota released, one more eviction."""
+        return replace(self, state=WorkloadState.PENDING, admission=None, admitted_at=None,
+                       eviction_count=self.eviction_count + 1, evicted_at=None)

@@ -1,0 +1,92 @@
+"""A workload reporting a checkpoint: stored on its row, where the loop sees it (edge).
+
+The report only records (``berth.dev/checkpointed-at`` and ``…/checkpoint-location`` in
+the workload's annotations, a ``Checkpointed`` event, an audit row). Deciding what follows,
+such as ending an evicting victim's grace, is the admission loop's: it reads the changed
+row on its next cycle, so one place decides and actuates.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+from quota.core.checkpoints import CHECKPOINT_LOCATION, CHECKPOINTED_AT, format_time, parse_time
+from quota.core.cycle_writes import Event
+from quota.core.errors import Conflict, NotFound
+from quota.core.workload import Workload, WorkloadState
+from quota.ledger.decisions import add_events, dump_json
+from quota.ledger.errors import translated
+from quota.ledger.workloads import from_workload_row, lock_current_row
+
+
+@translated
+def record_checkpoint(
+    session: Session,
+    namespace: str,
+    name: str,
+    *,
+    at: datetime,
+    location: str | None,
+    now: datetime,
+    actor: str,
+) -> tuple[Workload, bool]:
+    """Store a checkpoint taken at ``at``; the workload and whether anything changed (a
+    report no newer than the stored one changes nothing: reports may arrive twice).
+    ``NotFound`` without such a workload, ``Conflict`` when it has finished."""
+    row = lock_current_row(session, namespace, name)
+    if row is None:
+        raise NotFound(f"Workload {namespace}/{name} not found", field="name")
+    if row["state"] == str(WorkloadState.FINISHED):
+        raise Conflict(
+            f"Workload {namespace}/{name} has finished; a checkpoint no longer matters",
+            field="name",
+        )
+    annotations = dict(row["annotations"])
+    stamp = format_time(at)
+    previous = annotations.get(CHECKPOINTED_AT)
+    stored = _parsed(previous) if previous is not None else None
+    if stored is not None and stored >= at:
+        return from_workload_row(row), False  # stale or repeated: the newer one stands
+    annotations[CHECKPOINTED_AT] = stamp
+    if location is not None:
+        annotations[CHECKPOINT_LOCATION] = location
+    updated = (
+        session.execute(
+            text(
+                "UPDATE workloads SET annotations = CAST(:annotations AS jsonb), "
+                "version = version + 1, updated_at = now() WHERE id = :id RETURNING *"
+            ),
+            {"annotations": dump_json(annotations), "id": row["id"]},
+        )
+        .mappings()
+        .one()
+    )
+    details: dict[str, object] = {"at": stamp, "state": row["state"]}
+    if location is not None:
+        details["location"] = location
+    add_events(session, [(row["id"], Event("Checkpointed", None, details))], now)
+    session.execute(
+        text(
+            "INSERT INTO audit_log (actor, action, kind, namespace, name, before, after) "
+            "VALUES (:actor, 'update', 'Workload', :namespace, :name, "
+            "CAST(:before AS jsonb), CAST(:after AS jsonb))"
+        ),
+        {
+            "actor": actor,
+            "namespace": namespace,
+            "name": name,
+            "before": dump_json({CHECKPOINTED_AT: previous, "version": row["version"]}),
+            "after": dump_json({CHECKPOINTED_AT: stamp, "version": row["version"] + 1}),
+        },
+    )
+    return from_workload_row(updated), True
+
+
+def _parsed(text_value: str) -> datetime | None:
+    try:
+        return parse_time(text_value)
+    except ValueError:
+        return None

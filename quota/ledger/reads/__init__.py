@@ -1,0 +1,11 @@
+"""EDGE, read-only: what the REST API, the dashboard, metrics and status writers read.
+
+In reading order:
+
+- ``workloads``: one workload with its verdict, who is ahead, filtered pages.
+- ``history``: a workload's reason timeline and events.
+- ``queues``, ``queue_cache``, ``status``: ClusterQueue and cohort status.
+- ``usage``, ``borrowing``: metering over a window; who owes whom.
+- ``metrics``: aggregates for Prometheus.
+- ``dashboard``: the pool and trend panels.
+"""

@@ -1,0 +1,36 @@
+"""Who owes whom over a window: the usage intervals of cohort members, attributed by the
+pure ``quota.metering_borrowing`` (read-only)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+from quota.core.borrowing import Debt, Held, owed
+from quota.core.model import ClusterQueue, Cohort
+from quota.ledger.errors import translated
+from quota.ledger.repository import Ledger
+
+
+@translated
+def borrowing(session: Session, start: datetime, end: datetime) -> list[Debt]:
+    """Borrowed resource-seconds per (cohort, borrower, lender, flavor, resource) in
+    [start, end), with the quotas in force now."""
+    ledger = Ledger(session)
+    queues = {q.name: q for q in ledger.list("ClusterQueue") if isinstance(q, ClusterQueue)}
+    cohorts = {c.name: c for c in ledger.list("Cohort") if isinstance(c, Cohort)}
+    members = sorted(name for name, q in queues.items() if q.cohort is not None)
+    if not members:
+        return []
+    rows = session.execute(
+        text(
+            "SELECT cluster_queue, flavor, resource, amount, started_at, ended_at "
+            "FROM usage_intervals WHERE cluster_queue = ANY(CAST(:queues AS text[])) "
+            "AND started_at < :end AND (ended_at IS NULL OR ended_at > :start)"
+        ),
+        {"queues": members, "start": start, "end": end},
+    ).all()
+    held = [Held(r[0], r[1], r[2], int(r[3]), r[4], r[5]) for r in rows]
+    return owed(held, queues, cohorts, start, end)

@@ -1,0 +1,20 @@
+"""Test builders, one importable package (``pytest``'s pythonpath is ``tests/``).
+
+In reading order:
+
+- ``paths``: where the repository's folders are, for tests that read examples and deploy/.
+- ``strategies``: hypothesis strategies for the core's values.
+- ``engine``, ``capacity``: snapshots, queues and nodes for the pure engine's tests.
+- ``simulate``: scenarios for ``berth simulate``.
+- ``ledger``: rows and objects in a real ledger.
+- ``loop``: a ledger with the durable loop over it, and a recording actuator.
+- ``invariants``: what a sound ledger never breaks (quota, usage intervals, events).
+- ``reads``: a ledger on a settable clock for the read API, and a served app.
+- ``inputs``: manifests and bodies for the input-limit tests.
+- ``served``: Berth's app under a real uvicorn on a loopback port.
+- ``serve_process``: a real ``berth serve`` process, its log kept on disk.
+- ``health_probe``: ``/healthz`` asked every few milliseconds from a process of its own.
+- ``tcp_proxy``: a freezable TCP proxy in front of PostgreSQL (a silent partition).
+- ``fakeapi``: a fake Kubernetes API server that speaks the wire protocol.
+- ``crds``, ``waiting``: Berth's CRD files; waits on the fake API server's state.
+"""

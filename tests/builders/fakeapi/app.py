@@ -1,0 +1,399 @@
+"""The fake apiserver's HTTP surface (Starlette): discovery, CRUD, list/watch, patch, status."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import dataclasses
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from builders.fakeapi.patches import (
+    JSON_PATCH,
+    MERGE,
+    STRATEGIC,
+    PatchError,
+    json_patch,
+    merge_patch,
+)
+from builders.fakeapi.selectors import Matcher, SelectorError, parse_selector
+from builders.fakeapi.store import BUILTIN, ApiError, Change, Obj, Read, Resource, Store
+
+CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
+DEFAULT_WATCH_SECONDS = 1800
+
+
+class Options:
+    """Knobs the tests turn: how often idle watches get a bookmark."""
+
+    bookmark_seconds: float = 0.5
+
+
+def create_app(store: Store, options: Options | None = None) -> Starlette:
+    opts = options or Options()
+
+    async def dispatch(request: Request) -> Response:
+        try:
+            return await _dispatch(store, opts, request)
+        except ApiError as exc:
+            return status_response(exc.code, exc.reason, exc.message)
+
+    methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+    return Starlette(routes=[Route("/{path:path}", dispatch, methods=methods)])
+
+
+def status_response(code: int, reason: str, message: str) -> JSONResponse:
+    return JSONResponse(status_body(code, reason, message), status_code=code)
+
+
+def status_body(code: int, reason: str, message: str) -> Obj:
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
+
+
+async def _dispatch(store: Store, opts: Options, request: Request) -> Response:
+    parts = [p for p in request.url.path.split("/") if p]
+    method = request.method
+    if parts[:1] == ["fake"]:
+        return _control(store, parts[1:])
+    if parts == ["version"]:
+        return JSONResponse({"major": "1", "minor": "30", "gitVersion": "v1.30.0-berth-fake"})
+    if parts == ["api"]:
+        return JSONResponse({"kind": "APIVersions", "versions": ["v1"]})
+    if parts == ["apis"]:
+        return JSONResponse(_group_list(store))
+    if parts[:1] == ["api"] and len(parts) == 2:
+        return JSONResponse(_resource_list(store, "", parts[1]))
+    if parts[:1] == ["apis"] and len(parts) == 2:
+        return JSONResponse(_group(store, parts[1]))
+    if parts[:1] == ["apis"] and len(parts) == 3:
+        return JSONResponse(_resource_list(store, parts[1], parts[2]))
+    if parts[:1] == ["api"]:
+        group, version, rest = "", parts[1], parts[2:]
+    elif parts[:1] == ["apis"]:
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        raise ApiError(404, "NotFound", f"the server could not find the path {request.url.path}")
+    namespace: str | None = None
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        namespace, rest = rest[1], rest[2:]
+    if not 1 <= len(rest) <= 3:
+        raise ApiError(404, "NotFound", f"the server could not find the path {request.url.path}")
+    resource = store.find(group, version, rest[0])
+    name = rest[1] if len(rest) > 1 else None
+    sub = rest[2] if len(rest) > 2 else ""
+    if sub and not (sub == "status" and resource.status):
+        raise ApiError(404, "NotFound", f"{resource.plural} has no subresource {sub!r}")
+    if resource.namespaced and namespace is None and method != "GET":
+        raise ApiError(405, "MethodNotAllowed", f"{resource.plural} are namespaced")
+    ns = namespace or ""
+    if name is None:
+        if method == "GET":
+            return await _list_or_watch(store, opts, request, resource, namespace)
+        if method == "POST":
+            body = await _json_body(request)
+            _check_namespace(body, namespace)
+            return JSONResponse(_create(store, resource, ns, body), status_code=201)
+        raise ApiError(405, "MethodNotAllowed", f"{method} is not allowed on a collection")
+    if method == "GET":
+        return JSONResponse(store.get(resource, ns, name))
+    if method == "PUT":
+        body = await _json_body(request)
+        if body.get("metadata", {}).get("name") not in (None, name):
+            raise ApiError(400, "BadRequest", "the name in the body does not match the URL")
+        return JSONResponse(store.replace(resource, ns, name, body, sub=sub))
+    if method == "PATCH":
+        return JSONResponse(await _patch(store, request, resource, ns, name, sub))
+    if method == "DELETE":
+        gone = store.delete(resource, ns, name)
+        if resource.key == CRD_KEY:
+            spec = gone.get("spec", {})
+            store.unregister(spec.get("group", ""), spec.get("names", {}).get("plural", ""))
+        return JSONResponse(gone)
+    raise ApiError(405, "MethodNotAllowed", f"{method} is not allowed")
+
+
+def _control(store: Store, parts: list[str]) -> Response:
+    if parts == ["compact"]:
+        return JSONResponse({"compactedTo": store.compact()})
+    if parts == ["reads"]:
+        return JSONResponse([dataclasses.asdict(read) for read in store.reads])
+    if parts == ["end-watches"]:
+        store.end_watches()
+        return JSONResponse({"ended": True})
+    raise ApiError(404, "NotFound", "unknown control path")
+
+
+async def _json_body(request: Request) -> Obj:
+    try:
+        body = json.loads(await request.body())
+    except ValueError as exc:
+        raise ApiError(400, "BadRequest", f"the body is not JSON: {exc}") from exc
+    if not isinstance(body, dict):
+        raise ApiError(400, "BadRequest", "the body must be a JSON object")
+    return body
+
+
+def _check_namespace(body: Obj, namespace: str | None) -> None:
+    given = body.get("metadata", {}).get("namespace")
+    if given and namespace and given != namespace:
+        raise ApiError(
+            400, "BadRequest", "the namespace of the provided object does not match the request"
+        )
+
+
+def _create(store: Store, resource: Resource, namespace: str, body: Obj) -> Obj:
+    if resource.key != CRD_KEY:
+        return store.create(resource, namespace, body)
+    custom = _crd_resource(body)
+    created = store.create(resource, namespace, body)
+    store.register(custom)
+    established = {
+        "conditions": [
+            {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts"},
+            {"type": "Established", "status": "True", "reason": "InitialNamesAccepted"},
+        ],
+        "acceptedNames": body["spec"]["names"],
+    }
+    return store.update(resource, created, {**created, "status": established}, sub="status")
+
+
+def _crd_resource(body: Obj) -> Resource:
+    """Check a v1 CRD the way the apiserver's validation would, for the fields used."""
+    spec = body.get("spec") or {}
+    group, names = spec.get("group"), spec.get("names") or {}
+    plural, kind, scope = names.get("plural"), names.get("kind"), spec.get("scope")
+    problems = []
+    if not group or not plural or not kind:
+        problems.append("spec.group, spec.names.plural and spec.names.kind are required")
+    if body.get("metadata", {}).get("name") != f"{plural}.{group}":
+        problems.append("metadata.name: must be spec.names.plural+'.'+spec.group")
+    if scope not in ("Namespaced", "Cluster"):
+        problems.append("spec.scope: must be Namespaced or Cluster")
+    versions = spec.get("versions") or []
+    storage = [v for v in versions if v.get("storage")]
+    if len(storage) != 1:
+        problems.append("spec.versions: exactly one version must be the storage version")
+    for i, version in enumerate(versions):
+        schema = (version.get("schema") or {}).get("openAPIV3Schema")
+        if not isinstance(schema, dict) or schema.get("type") != "object":
+            problems.append(f"spec.versions[{i}].schema.openAPIV3Schema: must be an object schema")
+    if problems:
+        raise ApiError(422, "Invalid", "; ".join(problems))
+    served = storage[0]
+    has_status = "status" in (served.get("subresources") or {})
+    return Resource(group, served["name"], plural, kind, scope == "Namespaced", has_status)
+
+
+async def _patch(
+    store: Store, request: Request, resource: Resource, namespace: str, name: str, sub: str
+) -> Obj:
+    content_type = request.headers.get("content-type", "").split(";")[0].strip()
+    if content_type not in (MERGE, JSON_PATCH, STRATEGIC):
+        raise ApiError(
+            415,
+            "UnsupportedMediaType",
+            f"the body of the request was in an unknown format - accepted media types include: "
+            f"{JSON_PATCH}, {MERGE}, {STRATEGIC}",
+        )
+    try:
+        patch: Any = json.loads(await request.body())
+    except ValueError as exc:
+        raise ApiError(400, "BadRequest", f"the patch is not JSON: {exc}") from exc
+    old = store.get(resource, namespace, name)
+    try:
+        if content_type == JSON_PATCH:
+            new = json_patch(old, patch)
+        else:
+            # Strategic merge treated as a plain merge: enough for the maps and the wholesale
+            # list replacements Berth sends.
+            if not isinstance(patch, dict):
+                raise PatchError("a merge patch must be a JSON object")
+            new = merge_patch(old, patch)
+    except PatchError as exc:
+        raise ApiError(422, "Invalid", str(exc)) from exc
+    wanted = (
+        (patch.get("metadata") or {}).get("resourceVersion") if isinstance(patch, dict) else None
+    )
+    if wanted and wanted != old["metadata"]["resourceVersion"]:
+        raise ApiError(409, "Conflict", f"the object {name!r} has been modified; reload and retry")
+    return store.update(resource, old, new, sub=sub)
+
+
+async def _list_or_watch(
+    store: Store, opts: Options, request: Request, resource: Resource, namespace: str | None
+) -> Response:
+    params = request.query_params
+    try:
+        matches = parse_selector(params.get("labelSelector"))
+    except SelectorError as exc:
+        raise ApiError(400, "BadRequest", str(exc)) from exc
+    watch = _flag(params.get("watch"))
+    store.reads.append(
+        Read(resource.plural, "watch" if watch else "list", params.get("resourceVersion"))
+    )
+    if watch:
+        return StreamingResponse(
+            _watch(store, opts, resource, namespace, matches, params),
+            media_type="application/json",
+        )
+    items = [o for o in store.list(resource, namespace) if matches(_labels(o))]
+    if resource in BUILTIN:
+        # Built-in lists carry kind/apiVersion once, on the list, not on each item.
+        for item in items:
+            item.pop("kind", None)
+            item.pop("apiVersion", None)
+    return JSONResponse(
+        {
+            "kind": f"{resource.kind}List",
+            "apiVersion": resource.api_version,
+            "metadata": {"resourceVersion": str(store.rv)},
+            "items": items,
+        }
+    )
+
+
+async def _watch(
+    store: Store,
+    opts: Options,
+    resource: Resource,
+    namespace: str | None,
+    matches: Matcher,
+    params: Any,
+) -> AsyncIterator[bytes]:
+    timeout = float(params.get("timeoutSeconds") or DEFAULT_WATCH_SECONDS)
+    bookmarks = _flag(params.get("allowWatchBookmarks"))
+    start = params.get("resourceVersion") or "0"
+    watcher = store.open_watch(resource, namespace)
+    try:
+        try:
+            if start == "0":
+                # No resourceVersion: the current state as synthetic ADDED events first.
+                backlog = [
+                    Change(store.rv, resource.key, "ADDED", None, obj)
+                    for obj in store.list(resource, namespace)
+                ]
+            else:
+                backlog = list(store.since(resource, int(start)))
+        except ApiError as exc:
+            yield _line("ERROR", status_body(exc.code, exc.reason, exc.message))
+            return
+        for change in backlog:
+            if (line := _event_line(change, namespace, matches)) is not None:
+                yield line
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while (remaining := deadline - loop.time()) > 0:
+            wait = min(remaining, opts.bookmark_seconds) if bookmarks else remaining
+            try:
+                change = await asyncio.wait_for(watcher.queue.get(), wait)
+            except TimeoutError:
+                if bookmarks:
+                    yield _bookmark(resource, store.rv)
+                continue
+            if change is None:
+                return
+            if (line := _event_line(change, namespace, matches)) is not None:
+                yield line
+    finally:
+        store.close_watch(watcher)
+
+
+def _event_line(change: Change, namespace: str | None, matches: Matcher) -> bytes | None:
+    obj = change.new
+    if namespace is not None and obj["metadata"].get("namespace") != namespace:
+        return None
+    now = matches(_labels(obj))
+    before = change.old is not None and matches(_labels(change.old))
+    kind = change.type
+    if kind == "MODIFIED" and now != before:
+        # Entering or leaving the selector looks like creation or deletion to this watch.
+        kind = "ADDED" if now else "DELETED"
+    elif not now and not (kind == "DELETED" and before):
+        return None
+    return _line(kind, obj)
+
+
+def _bookmark(resource: Resource, rv: int) -> bytes:
+    obj = {
+        "kind": resource.kind,
+        "apiVersion": resource.api_version,
+        "metadata": {"resourceVersion": str(rv)},
+    }
+    return _line("BOOKMARK", obj)
+
+
+def _line(kind: str, obj: Obj) -> bytes:
+    return (json.dumps({"type": kind, "object": obj}) + "\n").encode()
+
+
+def _flag(value: str | None) -> bool:
+    """Go's strconv.ParseBool spellings of true."""
+    return value in ("1", "t", "T", "true", "True", "TRUE")
+
+
+def _labels(obj: Obj) -> dict[str, str]:
+    labels: dict[str, str] = obj.get("metadata", {}).get("labels") or {}
+    return labels
+
+
+def _group_list(store: Store) -> Obj:
+    groups = sorted({r.group for r in store.resources.values() if r.group})
+    return {
+        "kind": "APIGroupList",
+        "apiVersion": "v1",
+        "groups": [_group(store, g) for g in groups],
+    }
+
+
+def _group(store: Store, group: str) -> Obj:
+    versions = sorted({r.version for r in store.resources.values() if r.group == group})
+    if not versions:
+        raise ApiError(404, "NotFound", f"the server could not find the group {group}")
+    entries = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
+    return {
+        "kind": "APIGroup",
+        "apiVersion": "v1",
+        "name": group,
+        "versions": entries,
+        "preferredVersion": entries[0],
+    }
+
+
+def _resource_list(store: Store, group: str, version: str) -> Obj:
+    found = [r for r in store.resources.values() if r.group == group and r.version == version]
+    if not found:
+        raise ApiError(404, "NotFound", f"the server could not find {group}/{version}")
+    verbs = ["create", "delete", "get", "list", "patch", "update", "watch"]
+    resources: list[Obj] = []
+    for r in sorted(found, key=lambda r: r.plural):
+        base = {"name": r.plural, "singularName": "", "namespaced": r.namespaced, "kind": r.kind}
+        resources.append({**base, "verbs": verbs})
+        if r.status:
+            resources.append(
+                {
+                    **copy.deepcopy(base),
+                    "name": f"{r.plural}/status",
+                    "verbs": ["get", "patch", "update"],
+                }
+            )
+    gv = f"{group}/{version}" if group else version
+    return {
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": gv,
+        "resources": resources,
+    }

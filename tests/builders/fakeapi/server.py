@@ -1,0 +1,101 @@
+"""Run the fake apiserver on a free loopback port in a thread of its own; a small sync client."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from typing import Any
+
+import httpx
+import uvicorn
+
+from builders.fakeapi.app import Options, create_app
+from builders.fakeapi.patches import MERGE
+from builders.fakeapi.store import Store
+
+
+class FakeApiServer:
+    """An in-process apiserver over plain HTTP; ``url`` is the host kubernetes-asyncio uses."""
+
+    def __init__(self) -> None:
+        self.store = Store()
+        self.options = Options()
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind(("127.0.0.1", 0))
+        self.port: int = self._socket.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(
+            create_app(self.store, self.options),
+            log_level="warning",
+            lifespan="off",
+            timeout_graceful_shutdown=1,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
+        )
+
+    def start(self) -> FakeApiServer:
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("the fake apiserver did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._server.force_exit = True
+        self._thread.join(timeout=5)
+        self._socket.close()
+
+    def client(self) -> FakeKubectl:
+        return FakeKubectl(self.url)
+
+
+class FakeKubectl:
+    """What a user (or the Job controller) does to the fake cluster, over its HTTP API."""
+
+    def __init__(self, url: str) -> None:
+        self.http = httpx.Client(base_url=url, timeout=10)
+
+    def close(self) -> None:
+        self.http.close()
+
+    def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        return self.http.request(method, path, **kwargs)
+
+    def _ok(self, response: httpx.Response) -> dict[str, Any]:
+        if response.status_code >= 300:
+            raise AssertionError(f"{response.status_code}: {response.text}")
+        body: dict[str, Any] = response.json()
+        return body
+
+    def create(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self._ok(self.http.post(path, json=body))
+
+    def get(self, path: str) -> dict[str, Any]:
+        return self._ok(self.http.get(path))
+
+    def patch(self, path: str, body: Any, content_type: str = MERGE) -> dict[str, Any]:
+        headers = {"Content-Type": content_type}
+        return self._ok(self.http.patch(path, content=json.dumps(body), headers=headers))
+
+    def delete(self, path: str) -> dict[str, Any]:
+        return self._ok(self.http.delete(path))
+
+    def compact(self) -> None:
+        self._ok(self.http.post("/fake/compact"))
+
+    def end_watches(self) -> None:
+        self._ok(self.http.post("/fake/end-watches"))
+
+    def reads(self, plural: str) -> list[dict[str, Any]]:
+        """Every list and watch request of ``plural`` so far, in order: ``verb`` (list or
+        watch) and the ``resource_version`` it asked from."""
+        found: list[dict[str, Any]] = self.http.get("/fake/reads").json()
+        return [read for read in found if read["plural"] == plural]

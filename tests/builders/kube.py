@@ -1,0 +1,135 @@
+"""The Kubernetes end-to-end tests' world: a queued Job, queues in the fake cluster, Berth
+running against it (``berth``), stepped by the test (``Cluster``)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from admission.kube.jobs import SessionScope
+from admission.kube.runtime import KubeRuntime, KubeSettings, start_kubernetes
+from admission.loop.loop import AdmissionLoop
+from builders.fakeapi import FakeApiServer, FakeKubectl
+from quota.core.workload import QUEUE_NAME_LABEL, WorkloadState
+from quota.ledger.repository import Ledger
+
+NS = "team-a"
+
+
+JOBS = f"/apis/batch/v1/namespaces/{NS}/jobs"
+
+
+BERTH = "/apis/berth.dev/v1beta1"
+
+
+def job(
+    name: str, gpus: int, *, priority: str | None = None, suspend: bool = True
+) -> dict[str, Any]:
+    labels = {QUEUE_NAME_LABEL: "main"}
+    if priority:
+        labels["kueue.x-k8s.io/priority-class"] = priority
+    container = {
+        "name": "train",
+        "image": "trainer",
+        "resources": {"limits": {"nvidia.com/gpu": str(gpus)}},
+    }
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "suspend": suspend,
+            "parallelism": 1,
+            "template": {"spec": {"nodeSelector": {"zone": "a"}, "containers": [container]}},
+        },
+    }
+
+
+def setup_queues(kubectl: FakeKubectl, *, preemption: str = "Never") -> None:
+    kubectl.create(
+        f"{BERTH}/resourceflavors",
+        {
+            "metadata": {"name": "h100"},
+            "spec": {
+                "nodeLabels": {"gpu": "h100"},
+                "tolerations": [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            },
+        },
+    )
+    kubectl.create(
+        f"{BERTH}/clusterqueues",
+        {
+            "metadata": {"name": "team-a"},
+            "spec": {
+                "namespaceSelector": {},
+                "preemption": {"withinClusterQueue": preemption},
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["nvidia.com/gpu"],
+                        "flavors": [
+                            {
+                                "name": "h100",
+                                "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8}],
+                            }
+                        ],
+                    }
+                ],
+            },
+        },
+    )
+    kubectl.create(
+        f"{BERTH}/namespaces/{NS}/localqueues",
+        {"metadata": {"name": "main"}, "spec": {"clusterQueue": "team-a"}},
+    )
+    kubectl.create(f"{BERTH}/workloadpriorityclasses", {"metadata": {"name": "high"}, "value": 100})
+
+
+class Cluster:
+    """The fake cluster plus Berth in Kubernetes mode, with a loop the test steps."""
+
+    def __init__(self, kubectl: FakeKubectl, runtime: KubeRuntime, loop: AdmissionLoop) -> None:
+        self.kubectl, self.runtime, self.loop = kubectl, runtime, loop
+
+    def job(self, name: str) -> dict[str, Any]:
+        return self.kubectl.get(f"{JOBS}/{name}")
+
+    async def until(self, check: Callable[[], bool], seconds: float = 15) -> None:
+        """Run cycles until ``check`` holds (the watchers catch up in between)."""
+        async with asyncio.timeout(seconds):
+            while not check():
+                await self.loop.cycle()
+                await asyncio.sleep(0.05)
+
+
+@contextlib.asynccontextmanager
+async def berth(
+    fake_api: FakeApiServer,
+    kubectl: FakeKubectl,
+    sessions: SessionScope,
+    *,
+    nodes: bool = False,
+) -> AsyncIterator[Cluster]:
+    """Berth's Kubernetes runtime and loop over the fake API server (``nodes``: watch Nodes
+    and Pods too)."""
+    settings = KubeSettings(host=fake_api.url, nodes=nodes, status_seconds=0.2)
+    runtime = await start_kubernetes(settings, sessions, lambda: None)
+    try:
+        async with asyncio.timeout(10):
+            await runtime.wait_synced()
+        loop = AdmissionLoop(sessions, runtime.actuator)
+        await loop.begin()
+        yield Cluster(kubectl, runtime, loop)
+    finally:
+        await runtime.stop()
+
+
+def workload_state(sessions: SessionScope, name: str) -> WorkloadState | None:
+    with sessions() as session:
+        found = Ledger(session).get_workload(NS, name)
+    return None if found is None else found.state
+
+
+def running(j: dict[str, Any]) -> bool:
+    return not j["spec"].get("suspend")

@@ -1,7 +1,0 @@
-"""An in-process fake Kubernetes API server speaking the wire protocol Berth uses."""
-
-from __future__ import annotations
-
-from fakeapi.server import FakeApiServer, FakeKubectl
-
-__all__ = ["FakeApiServer", "FakeKubectl"]
