@@ -60,14 +60,17 @@ def parse_quantity(value: object) -> int:
         number = Decimal(match["number"])
     except InvalidOperation as exc:  # pragma: no cover - the regex admits only digits
         raise QuantityError(f"{value!r} is not a valid quantity") from exc
-    if match["exp"] is not None:
-        number = number.scaleb(int(match["exp"]))
-    else:
-        suffix = match["suffix"] or ""
-        number *= _BINARY[suffix] if suffix in _BINARY else _DECIMAL[suffix]
-    if match["sign"] == "-":
-        number = -number
-    return _to_milli(number)
+    try:
+        if match["exp"] is not None:
+            number = number.scaleb(int(match["exp"]))
+        else:
+            suffix = match["suffix"] or ""
+            number *= _BINARY[suffix] if suffix in _BINARY else _DECIMAL[suffix]
+        if match["sign"] == "-":
+            number = -number
+        return _to_milli(number)
+    except ArithmeticError as exc:  # decimal.Overflow, InvalidOperation: "1e999999"
+        raise QuantityError(f"{value!r} is out of range for a quantity") from exc
 
 
 def _to_milli(number: Decimal) -> int:
