@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 import anyio.to_thread
 from fastapi import Depends, FastAPI
 from fastapi.dependencies.models import Dependant
-from fastapi.routing import APIRoute
+from fastapi.routing import APIRoute, iter_route_contexts
 
 from admission.simulate_limits import SimulationLimits
 from api import auth, deps, errors, metrics
@@ -94,8 +94,10 @@ def check_routes(app: FastAPI) -> None:
     """Refuse, at start, a route that could acknowledge before committing or block the
     event loop: a write using the read-only ``ledger`` dependency (its commit would run
     after the response), or an ``async def`` route that reaches the ledger."""
-    for route in app.routes:
-        if not isinstance(route, APIRoute):
+    # Every route, those of included routers too, with the dependencies the include adds
+    # (FastAPI keeps an included router whole in app.routes).
+    for route in iter_route_contexts(app.routes):
+        if not isinstance(route.original_route, APIRoute):
             continue
         calls = set(_calls(route.dependant))
         methods = route.methods or set()
