@@ -5,12 +5,15 @@ and oversized annotations, naming the field."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 from input_builders import JSON, YAML, flavor, job, local_queue, node, queue, scenario
+from read_builders import serving
 
+from api.app import create_webhook_app
 from quota.input_limits import MAX_ANNOTATIONS_BYTES, MAX_DEPTH
 
 pytestmark = pytest.mark.db
@@ -44,6 +47,18 @@ def world(api: httpx.Client) -> httpx.Client:
     return api
 
 
+@pytest.fixture(scope="module")
+def webhook() -> Iterator[httpx.Client]:
+    """The mutating webhook's own app (its listener serves no API route, and the API none
+    of its routes)."""
+    with serving(create_webhook_app()) as client:
+        yield client
+
+
+def client_for(path: str, world: httpx.Client, webhook: httpx.Client) -> httpx.Client:
+    return webhook if path.startswith("/mutate/") else world
+
+
 # --- nesting depth -------------------------------------------------------------------------
 
 BODY_ENDPOINTS = [
@@ -65,8 +80,8 @@ BODY_ENDPOINTS = [
         pytest.param("[" * 5000, JSON, id="JSON opened 5000 deep and never closed"),
     ],
 )
-def test_deep_json_is_a_422_on_every_body_endpoint(world: httpx.Client, path: str, body: str, headers: dict[str, str]) -> None:
-    response = world.post(path, content=body, headers=headers)
+def test_deep_json_is_a_422_on_every_body_endpoint(world: httpx.Client, webhook: httpx.Client, path: str, body: str, headers: dict[str, str]) -> None:
+    response = client_for(path, world, webhook).post(path, content=body, headers=headers)
     assert response.status_code == 422, response.text
     error = response.json()["error"]
     assert error["code"] == "InvalidInput"
@@ -108,8 +123,8 @@ def test_deep_yaml_is_a_422_naming_the_line_where_yaml_is_read(world: httpx.Clie
         pytest.param("/mutate/batch/v1/jobs", {"request": {"uid": "u", "operation": "CREATE", "object": job(annotations={"a": "\0"})}}, "request.object.metadata.annotations.a", id="the webhook's Job"),
     ],
 )
-def test_nul_is_a_422_naming_the_field(world: httpx.Client, path: str, body: Any, field: str) -> None:
-    response = world.post(path, content=json.dumps(body), headers=JSON)
+def test_nul_is_a_422_naming_the_field(world: httpx.Client, webhook: httpx.Client, path: str, body: Any, field: str) -> None:
+    response = client_for(path, world, webhook).post(path, content=json.dumps(body), headers=JSON)
     assert response.status_code == 422, response.text
     error = response.json()["error"]
     assert (error["code"], error["field"]) == ("InvalidInput", field)
