@@ -29,6 +29,11 @@ _PATTERN = re.compile(
     r"^(?P<sign>[+-]?)(?P<number>\d+(?:\.\d*)?|\.\d+)"
     r"(?:(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])|[eE](?P<exp>[+-]?\d+))?$"
 )
+# The same grammar as text for the OpenAPI document (no group names; spaces around allowed,
+# as parse_quantity strips them; the sign, as "-0" is not negative).
+QUANTITY_PATTERN = (
+    r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?\s*$"
+)
 # Resources whose natural unit is bytes: formatted with binary suffixes when exact.
 _BYTE_RESOURCES = ("memory", "ephemeral-storage", "storage")
 
