@@ -3,8 +3,9 @@
 - ``app``: the application and the rules its routes must keep; ``deps``: what routes get
   (a transaction per request, the readiness check).
 - ``auth``, ``tenancy``: tokens, and what a tenant may see of other namespaces.
-- ``guards``, ``body_limit``, ``errors``: bad input refused before any work, errors in one
-  shape.
+- ``guards``, ``body_limit``, ``errors``, ``params``: bad input refused before any work,
+  errors in one shape, the path and query parameter types.
+- ``openapi``: the OpenAPI document, the REST contract.
 - ``pagination``, ``responses``, ``estimate``: cursors, fast response serialisation, start
   estimates.
 - ``metrics``: ``/metrics``.

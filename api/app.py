@@ -9,10 +9,10 @@ from contextlib import asynccontextmanager
 import anyio.to_thread
 from fastapi import Depends, FastAPI
 from fastapi.dependencies.models import Dependant
-from fastapi.routing import APIRoute
+from fastapi.routing import APIRoute, iter_route_contexts
 
 from admission.simulate.limits import SimulationLimits
-from api import auth, deps, errors, metrics
+from api import auth, deps, errors, metrics, openapi
 from api.body_limit import BodyLimit
 from api.deps import AppContext
 from api.guards import no_nul
@@ -28,6 +28,7 @@ from api.routers import (
     workload_actions,
     workloads,
 )
+from api.schemas.errors import error_responses
 from quota.ledger.reads.queue_cache import QuotaObjectCache
 
 READS = frozenset({"GET", "HEAD"})
@@ -59,22 +60,30 @@ def create_app(context: AppContext, *, simulation: SimulationLimits | None = Non
     simulate.install(app, simulation or SimulationLimits())
     errors.install(app)
     auth.install(app)
+    openapi.install(app, secured=bool(context.tokens))
     app.add_middleware(BodyLimit)
-    # Parameters are checked before the token: both run before any query or write.
+    # Parameters are checked before the token: both run before any query or write. What
+    # they answer is declared with them, and the ledger's 503 (every router below but the
+    # simulator's reaches the ledger; it declares its own 503).
     read = [Depends(no_nul), Depends(auth.reader)]
     admin = [Depends(no_nul), Depends(auth.admin)]
+    read_errors = error_responses(401, 422, 503)
+    admin_errors = error_responses(401, 403, 422, 503)
     app.include_router(health.router)
-    metrics.install(app, context, dependencies=[] if context.metrics_open else read)
-    app.include_router(apply.router, dependencies=admin)
-    app.include_router(workload_actions.router, dependencies=admin)
-    app.include_router(simulate.router, dependencies=admin)
+    metrics.install(
+        app, context, dependencies=[] if context.metrics_open else read,
+        responses=error_responses(503) if context.metrics_open else read_errors,
+    )  # fmt: skip
+    app.include_router(apply.router, dependencies=admin, responses=admin_errors)
+    app.include_router(workload_actions.router, dependencies=admin, responses=admin_errors)
+    app.include_router(simulate.router, dependencies=admin, responses=admin_errors)
     app.include_router(dashboard.router)
-    app.include_router(nodes.actions, dependencies=admin)
-    app.include_router(nodes.reads, dependencies=read)
-    app.include_router(workloads.router, dependencies=read)
-    app.include_router(status.router, dependencies=read)
+    app.include_router(nodes.actions, dependencies=admin, responses=admin_errors)
+    app.include_router(nodes.reads, dependencies=read, responses=read_errors)
+    app.include_router(workloads.router, dependencies=read, responses=read_errors)
+    app.include_router(status.router, dependencies=read, responses=read_errors)
     # last: its /{plural} paths would shadow fixed ones
-    app.include_router(objects.router, dependencies=read)
+    app.include_router(objects.router, dependencies=read, responses=read_errors)
     check_routes(app)
     return app
 
@@ -94,8 +103,10 @@ def check_routes(app: FastAPI) -> None:
     """Refuse, at start, a route that could acknowledge before committing or block the
     event loop: a write using the read-only ``ledger`` dependency (its commit would run
     after the response), or an ``async def`` route that reaches the ledger."""
-    for route in app.routes:
-        if not isinstance(route, APIRoute):
+    # Every route, those of included routers too, with the dependencies the include adds
+    # (FastAPI keeps an included router whole in app.routes).
+    for route in iter_route_contexts(app.routes):
+        if not isinstance(route.original_route, APIRoute):
             continue
         calls = set(_calls(route.dependant))
         methods = route.methods or set()

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Request, Security
 from fastapi.responses import JSONResponse
+from fastapi.security import HTTPBearer
 
 from api.deps import ContextDep
 from quota.core.errors import BerthError
@@ -145,7 +146,18 @@ def authenticate(tokens: Sequence[Grant], header: str | None) -> Grant | None:
     return found
 
 
-async def reader(request: Request, ctx: ContextDep) -> Grant | None:
+# Declares the scheme in the OpenAPI document (``api.openapi`` drops it when no token is
+# configured); the header is checked by ``authenticate``, whatever this makes of it.
+BEARER = HTTPBearer(
+    auto_error=False,
+    scheme_name="bearer",
+    description=f"a token of {TOKENS_ENV}: admin for changes, read (or a tenant's) for reads",
+)
+
+
+async def reader(
+    request: Request, ctx: ContextDep, _: Annotated[object, Security(BEARER)]
+) -> Grant | None:
     """Dependency of every read route: any valid token (or none when auth is off)."""
     return authenticate(ctx.tokens, request.headers.get("authorization"))
 

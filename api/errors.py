@@ -1,10 +1,16 @@
-"""Errors as ``{"error": {code, message, field}}`` with the status the error carries."""
+"""Errors as ``{"error": {code, message, field}}`` with the status the error carries (the
+model is ``api.schemas.errors.ErrorResponse``); the router's own 404 and 405 too."""
 
 from __future__ import annotations
+
+from http import HTTPStatus
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import iter_route_contexts
+from starlette.exceptions import HTTPException
+from starlette.routing import Match, Route
 
 from quota.core.errors import BerthError, InvalidInput
 
@@ -29,3 +35,25 @@ def install(app: FastAPI) -> None:
             "field": field,
         }
         return JSONResponse({"error": body}, status_code=422)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        # No route for the path (404), or none for the method (405).
+        code = HTTPStatus(exc.status_code).phrase.replace(" ", "").replace("-", "")
+        body = {"code": code, "message": str(exc.detail)}
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = allowed_methods(request)
+        return JSONResponse({"error": body}, status_code=exc.status_code, headers=headers)
+
+
+def allowed_methods(request: Request) -> str:
+    """Every method some route serves at the request's path (Starlette's 405 lists only
+    the first such route's, and GET and POST /api/v1/workloads are two routes)."""
+    methods: set[str] = set()
+    for route in iter_route_contexts(request.app.routes):  # included routers' routes too
+        if isinstance(route.original_route, Route) and route.methods:
+            match, _ = route.matches(request.scope)
+            if match is not Match.NONE:
+                methods |= route.methods
+    return ", ".join(sorted(methods))

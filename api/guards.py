@@ -3,7 +3,6 @@ JSON bodies FastAPI decodes that are over the input bounds (``quota.input_limits
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Coroutine
 from email.message import Message
 from typing import Any
@@ -29,7 +28,8 @@ async def no_nul(request: Request) -> None:
 class BoundedJsonRoute(APIRoute):
     """A route whose JSON body is read by ``load_json`` before FastAPI decodes it: too deep
     a body would otherwise raise ``RecursionError`` inside FastAPI (a bare 400), and a NUL
-    would reach PostgreSQL. Routes that read their body themselves do not need it."""
+    would reach PostgreSQL; a body that is not JSON at all is a 422 as well. Routes that
+    read their body themselves do not need it."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
@@ -37,10 +37,14 @@ class BoundedJsonRoute(APIRoute):
         async def bounded(request: Request) -> Response:
             body = await request.body()  # cached: FastAPI reads the same bytes again
             if body and _json_or_unspecified(request.headers.get("content-type")):
-                # InvalidInput is a 422 naming the field; what is not JSON at all,
-                # FastAPI reports in its own words.
-                with contextlib.suppress(ValueError):
+                # A 422 naming the field; a body that is not JSON is a 422 too, as the
+                # routes reading their own body answer (FastAPI would answer a 400).
+                try:
                     load_json(body, "request")
+                except ValueError as exc:  # not JSON (InvalidInput is no ValueError)
+                    raise InvalidInput(
+                        [Problem(f"not valid JSON: {exc}", source="request")]
+                    ) from exc
             return await handler(request)
 
         return bounded

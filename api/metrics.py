@@ -148,13 +148,26 @@ def registry_for(context: AppContext) -> CollectorRegistry:
     return registry
 
 
-def install(app: FastAPI, context: AppContext, *, dependencies: Sequence[Any] = ()) -> None:
-    """Serve ``/metrics`` behind ``dependencies`` (a token check unless metrics are open)."""
+def install(
+    app: FastAPI, context: AppContext, *, dependencies: Sequence[Any] = (),
+    responses: dict[int | str, dict[str, Any]] | None = None,
+) -> None:  # fmt: skip
+    """Serve ``/metrics`` behind ``dependencies`` (a token check unless metrics are open),
+    declaring the error ``responses`` they and the ledger may answer."""
     app.state.berth_metrics = registry_for(context)
-    app.include_router(router, dependencies=list(dependencies))
+    app.include_router(router, dependencies=list(dependencies), responses=responses)
 
 
-@router.get("/metrics", response_class=Response)
+@router.get(
+    "/metrics",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "the Prometheus text exposition format",
+            "content": {CONTENT_TYPE_LATEST.split(";")[0]: {"schema": {"type": "string"}}},
+        }
+    },
+)
 async def metrics(request: Request) -> Response:
     """Prometheus text exposition."""
     registry: CollectorRegistry = request.app.state.berth_metrics

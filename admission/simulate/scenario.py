@@ -28,6 +28,8 @@ from quota.manifests.jobs import parse_workload
 # Virtual time zero: step offsets and creation times are counted from here.
 EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 RUNTIME_ANNOTATION = "berth.dev/runtime"
+# Step times and runtimes: the virtual clock (from EPOCH) must stay a representable date.
+MAX_DURATION = timedelta(days=100 * 365)
 WORKLOAD_KINDS = ("Job", "Workload")
 
 _TOP_KEYS = ("name", "objects", "steps")
@@ -88,13 +90,21 @@ class DurationError(ValueError):
 
 
 def parse_duration(value: object) -> timedelta:
-    """Parse ``0s``, ``90s``, ``5m``, ``1h30m`` (hours, minutes, seconds in that order)."""
+    """Parse ``0s``, ``90s``, ``5m``, ``1h30m`` (hours, minutes, seconds in that order), at
+    most ``MAX_DURATION``."""
     text = value if isinstance(value, str) else None
     match = _DURATION.match(text) if text else None
     if match is None or not any(match.groupdict().values()):
         raise DurationError(f"{value!r} is not a duration (expected e.g. 0s, 90s, 5m, 1h30m)")
     hours, minutes, seconds = (int(match[part] or 0) for part in ("h", "m", "s"))
-    return timedelta(hours=hours, minutes=minutes, seconds=seconds)
+    try:
+        duration = timedelta(hours=hours, minutes=minutes, seconds=seconds)
+    except OverflowError:
+        duration = timedelta.max
+    if duration > MAX_DURATION:
+        years = MAX_DURATION.days // 365
+        raise DurationError(f"{value!r} is longer than {years} years (the limit)")
+    return duration
 
 
 def format_duration(offset: timedelta) -> str:

@@ -20,7 +20,7 @@ def unsupported(doc: object) -> tuple[str, str] | None:
     if not isinstance(doc, Mapping):
         return None  # the manifest parser says what is wrong with it
     kind = doc.get("kind")
-    if kind in UNSUPPORTED_KINDS:
+    if isinstance(kind, str) and kind in UNSUPPORTED_KINDS:  # a mapping is not hashable
         return "kind", f"{kind}: {NOT_YET}"
     for path, notes in _annotation_maps(doc, ""):
         for name in UNSUPPORTED_ANNOTATIONS:

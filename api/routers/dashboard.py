@@ -30,7 +30,12 @@ router = APIRouter(tags=["dashboard"])
 router.include_router(dashboard_data.router)
 
 
-@router.get("/", response_class=FileResponse, summary="The admin dashboard (HTML)")
+@router.get(
+    "/",
+    response_class=FileResponse,
+    summary="The admin dashboard (HTML)",
+    responses={200: {"content": {"text/html": {"schema": {"type": "string"}}}}},
+)
 def dashboard() -> FileResponse:
     """The admin dashboard page."""
     return FileResponse(STATIC / "index.html", media_type=_TYPES[".html"], headers=_NO_STORE)

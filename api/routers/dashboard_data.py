@@ -12,12 +12,15 @@ from pydantic import BaseModel, Field
 from api.auth import reader
 from api.deps import LedgerDep
 from api.guards import no_nul
+from api.schemas.errors import error_responses
+from api.schemas.manifests import NO_NUL
 from quota.core.quantity import format_quantity
 from quota.ledger.reads import dashboard
 
 # Any valid token may read them, as every other /api/v1 read.
 router = APIRouter(prefix="/api/v1", tags=["pool"],
-                   dependencies=[Depends(no_nul), Depends(reader)])
+                   dependencies=[Depends(no_nul), Depends(reader)],
+                   responses=error_responses(401, 422, 503))
 
 
 class PoolResourceOut(BaseModel):
@@ -93,7 +96,9 @@ def trends(
     ledger: LedgerDep,
     hours: Annotated[int, Query(ge=1, le=24 * 31, description="how far back")] = 24,
     step: Annotated[int, Query(ge=60, le=86400, description="bucket width, seconds")] = 3600,
-    cluster_queue: Annotated[str | None, Query(alias="clusterQueue", max_length=253)] = None,
+    cluster_queue: Annotated[
+        str | None, Query(alias="clusterQueue", max_length=253, pattern=NO_NUL)
+    ] = None,
 ) -> TrendsOut:
     """Admissions, preemptions, evictions and admission wait percentiles per time bucket."""
     end = datetime.now(UTC)

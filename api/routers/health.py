@@ -10,22 +10,37 @@ database cannot pile up threads), and answers 503 when it takes longer than
 from __future__ import annotations
 
 import asyncio
+from typing import Literal
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
 
 from api.deps import AppContext, Readiness
 
 router = APIRouter(tags=["health"])
 
 
-@router.get("/healthz")
+class Health(BaseModel):
+    status: Literal["ok"]
+
+
+class ReadinessOut(BaseModel):
+    status: Literal["ok", "unavailable"]
+    detail: str = Field(description="what was checked, or what failed")
+
+
+@router.get("/healthz", response_model=Health)
 async def healthz() -> dict[str, str]:
     """The process is up (and its event loop answers)."""
     return {"status": "ok"}
 
 
-@router.get("/readyz", response_model=None)
+@router.get(
+    "/readyz",
+    response_model=ReadinessOut,
+    responses={503: {"model": ReadinessOut, "description": "not ready: detail says why"}},
+)
 async def readyz(request: Request) -> JSONResponse:
     """The database answers, its schema is at the newest migration, and (for a replica that
     runs the admission loop) a live leader exists."""

@@ -8,14 +8,17 @@ from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter, Request
-from pydantic import Field
+from pydantic import ConfigDict, Field
 from sqlalchemy.orm import Session
 
 from api import tenancy
 from api.auth import Caller, Grant
 from api.deps import ContextDep, LedgerDep
 from api.guards import BoundedJsonRoute
+from api.params import ObjectName
 from api.schemas.base import Schema
+from api.schemas.errors import error_responses
+from api.schemas.manifests import NO_NUL
 from quota.core.errors import Conflict, InvalidInput, NotFound, Problem
 from quota.core.model import NodeHealth
 from quota.core.node_health import operator_move
@@ -29,11 +32,24 @@ _STATES = ", ".join(str(state) for state in NodeHealth)
 
 
 class HealthRequest(Schema):
-    state: str = Field(description=f"the state to move the node to: {_STATES}")
-    why: str = Field("", description="why (kept in the node's history and the audit log)")
-    expected_state: str | None = Field(
-        None, description="refuse (409) unless the node is in this state now"
+    """A move of a node's health state; no other fields (a misspelt one is refused)."""
+
+    # The states are declared, not validated by pydantic: ``_state`` refuses any other
+    # with a message that lists them, naming the field as the clients know it.
+    # Only the names the document declares: no other field, nor snake_case spellings.
+    model_config = ConfigDict(extra="forbid", populate_by_name=False)
+    state: str = Field(
+        description=f"the state to move the node to: {_STATES}",
+        json_schema_extra={"enum": [str(state) for state in NodeHealth]},
     )
+    why: str = Field(
+        "", description="why (kept in the node's history and the audit log)",
+        json_schema_extra={"pattern": NO_NUL},
+    )  # fmt: skip
+    expected_state: str | None = Field(
+        None, description="refuse (409) unless the node is in this state now",
+        json_schema_extra={"enum": [*(str(state) for state in NodeHealth), None]},
+    )  # fmt: skip
 
 
 class Transition(Schema):
@@ -86,8 +102,19 @@ def node_health(ledger: LedgerDep) -> NodeHealthList:
     )
 
 
-@actions.post("/nodes/{name}/health", response_model=Transition, response_model_by_alias=True)
-def set_health(name: str, body: HealthRequest, request: Request, ctx: ContextDep) -> Transition:
+@actions.post(
+    "/nodes/{name}/health",
+    response_model=Transition,
+    response_model_by_alias=True,
+    responses=error_responses(
+        404, 409, 413,
+        notes={409: "Conflict: not a move an operator may make from the node's state now, "
+               "or the node is not in expectedState"},
+    ),
+)  # fmt: skip
+def set_health(
+    name: ObjectName, body: HealthRequest, request: Request, ctx: ContextDep
+) -> Transition:
     """Move a node to another health state, as an operator (repair workflow)."""
     target = _state(body.state, "state")
     expected = None if body.expected_state is None else _state(body.expected_state, "expectedState")
@@ -115,8 +142,13 @@ def _move(
     return ledger_nodes.set_health(session, name, current.health, target, why=why, actor=actor)
 
 
-@reads.get("/nodes/{name}/history", response_model=NodeHistory, response_model_by_alias=True)
-def history(name: str, ledger: LedgerDep, caller: Caller) -> NodeHistory:
+@reads.get(
+    "/nodes/{name}/history",
+    response_model=NodeHistory,
+    response_model_by_alias=True,
+    responses=error_responses(404),
+)
+def history(name: ObjectName, ledger: LedgerDep, caller: Caller) -> NodeHistory:
     """The node's health now, every transition (who, why, when) and the work it displaced
     (another namespace's work, to a tenant, as "(another namespace)")."""
     session = ledger.session

@@ -3,16 +3,42 @@ gets only the LocalQueues and Namespace objects of its namespaces: ``api.tenancy
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import re
+from typing import Annotated
+
+from fastapi import APIRouter, Path
+from fastapi.responses import JSONResponse
+from starlette.convertors import Convertor, register_url_convertor
 
 from api import tenancy
 from api.auth import Caller, Grant
 from api.deps import LedgerDep
+from api.params import NamespaceName, ObjectName
+from api.schemas.errors import error_responses
+from api.schemas.manifests import ManifestList, ManifestOut
 from quota.core.errors import NotFound
 from quota.core.kinds import KINDS, Kind, resolve_kind
 from quota.manifests.documents import to_manifest
 
 router = APIRouter(prefix="/api/v1", tags=["objects"])
+SHOWN_WITH_STATUS = ("ClusterQueue", "Cohort")
+
+
+class Plural(Convertor[str]):
+    """A ``{plural:kind}`` path segment matches only the kinds' plurals: any other path is
+    no route of this router, so ``GET /api/v1/apply`` is a 405 naming POST, not a 404 from
+    here, and an unknown kind the router's own 404."""
+
+    regex = "|".join(re.escape(kind.plural) for kind in KINDS)
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("kind", Plural())
 
 
 def _list(kind: Kind, ledger: LedgerDep, caller: Grant | None) -> dict[str, object]:
@@ -34,29 +60,52 @@ def _one(
     return to_manifest(obj)
 
 
-@router.get("/localqueues/{namespace}/{name}")
+@router.get(
+    "/localqueues/{namespace}/{name}",
+    response_model=ManifestOut,
+    responses=error_responses(403, 404),
+)
 def get_local_queue(
-    namespace: str, name: str, ledger: LedgerDep, caller: Caller
-) -> dict[str, object]:
+    namespace: NamespaceName, name: ObjectName, ledger: LedgerDep, caller: Caller
+) -> JSONResponse:
     """One LocalQueue."""
-    return _one(resolve_kind("LocalQueue"), ledger, caller, name, namespace)
+    return JSONResponse(_one(resolve_kind("LocalQueue"), ledger, caller, name, namespace))
 
 
-@router.get("/{plural}")
-def list_objects(plural: str, ledger: LedgerDep, caller: Caller) -> dict[str, object]:
+_PLURALS = [kind.plural for kind in KINDS]
+# /clusterqueues/{name} and /cohorts/{name} are answered with their status (api.routers.status).
+_ONE_BY_NAME = [k.plural for k in KINDS if not k.namespaced and k.name not in SHOWN_WITH_STATUS]
+
+
+@router.get(
+    "/{plural:kind}",
+    response_model=ManifestList,
+    responses=error_responses(404, notes={404: "NotFound: no kind has that plural"}),
+)
+def list_objects(
+    plural: Annotated[str, Path(description="the kind's plural",
+                                json_schema_extra={"enum": _PLURALS})],
+    ledger: LedgerDep, caller: Caller,
+) -> JSONResponse:  # fmt: skip
     """Every object of a kind (resourceflavors, clusterqueues, cohorts, localqueues, …)."""
-    return _list(_kind(plural), ledger, caller)
+    return JSONResponse(_list(_kind(plural), ledger, caller))
 
 
-@router.get("/{plural}/{name}")
-def get_object(plural: str, name: str, ledger: LedgerDep, caller: Caller) -> dict[str, object]:
+@router.get(
+    "/{plural:kind}/{name}", response_model=ManifestOut, responses=error_responses(403, 404)
+)
+def get_object(
+    plural: Annotated[str, Path(description="a cluster-scoped kind's plural",
+                                json_schema_extra={"enum": _ONE_BY_NAME})],
+    name: ObjectName, ledger: LedgerDep, caller: Caller,
+) -> JSONResponse:  # fmt: skip
     """One object of a cluster-scoped kind."""
     kind = _kind(plural)
     if kind.namespaced:
         raise NotFound(
             f"{kind.name} is namespaced: use /api/v1/{kind.plural}/{{namespace}}/{{name}}"
         )
-    return _one(kind, ledger, caller, name)
+    return JSONResponse(_one(kind, ledger, caller, name))
 
 
 def _kind(plural: str) -> Kind:

@@ -22,6 +22,8 @@ from admission.simulate.limits import SimulationLimits, SimulationStopped, check
 from admission.simulate.output import render_compact
 from admission.simulate.run import simulate
 from admission.simulate.scenario import parse_scenario
+from api.schemas.errors import error_responses
+from api.schemas.scenario import SimulationOut, scenario_body
 from quota.core.errors import BerthError
 
 router = APIRouter(prefix="/api/v1", tags=["simulate"])
@@ -64,35 +66,33 @@ def install(app: FastAPI, limits: SimulationLimits) -> None:
     app.state.berth_simulations = SimulationGate(limits)
 
 
-def _error(description: str) -> dict[str, object]:
-    return {"description": description, "content": {"application/json": {}}}
-
-
 @router.post(
     "/simulate",
     response_class=Response,
-    openapi_extra={
-        "requestBody": {
-            "required": True,
-            "description": "a scenario (spec/scenario.md): objects, then timed steps",
-            "content": {
-                "application/yaml": {"schema": {"type": "string"}},
-                "application/json": {"schema": {"type": "object"}},
-            },
-        }
-    },
+    openapi_extra={"requestBody": scenario_body()},
     responses={
-        200: {
-            "description": "every step's workloads, preemptions and ClusterQueue usage",
-            "content": {"application/json": {"schema": {"type": "object"}}},
-        },
-        413: _error("ScenarioTooLarge or ResultTooLarge: over a cap, named with its limit"),
-        422: _error("InvalidInput (named by field), SimulationTooLong (past the time limit)"),
-        503: _error("SimulatorBusy: every simulation slot is taken; see Retry-After"),
+        200: {"model": SimulationOut, "description": "every step's workloads, preemptions and "
+              "ClusterQueue usage"},
+        **error_responses(
+            413, 422, 503,
+            notes={
+                413: "PayloadTooLarge (over 1 MiB), ScenarioTooLarge (over a cap: steps, "
+                "workloads, objects) or ResultTooLarge (the answer would be over its cap)",
+                422: "InvalidInput naming the step and field, or SimulationTooLong (past "
+                "the time limit)",
+                503: "SimulatorBusy: every simulation slot is taken; try again after "
+                "Retry-After seconds",
+            },
+            headers={503: {"Retry-After": "seconds until a slot is likely free"}},
+        ),
     },
-)
+)  # fmt: skip
 async def run_scenario(request: Request) -> Response:
-    """Run a scenario through the admission engine on a virtual clock; the steps' outcomes."""
+    """Run a scenario through the admission engine on a virtual clock; the steps' outcomes.
+
+    Beyond the schema, a 422 names what only the whole scenario shows: steps out of time
+    order, a finish, delete or checkpoint naming a workload that does not exist at that
+    step, a name created twice, and each object's own cross-field checks (as apply)."""
     gate: SimulationGate = request.app.state.berth_simulations
     gate.enter()
     try:

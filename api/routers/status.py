@@ -16,8 +16,10 @@ from api import tenancy
 from api.auth import Caller
 from api.deps import ContextDep, LedgerDep, QuotaObjectsDep
 from api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_name_cursor, encode_cursor
+from api.params import ObjectName, Rfc3339
 from api.responses import json_response
 from api.schemas.base import Schema
+from api.schemas.errors import error_responses
 from api.schemas.status import (
     BorrowingReport,
     ClusterQueueOut,
@@ -40,6 +42,11 @@ from quota.manifests.documents import to_manifest
 
 router = APIRouter(prefix="/api/v1", tags=["status"])
 DEFAULT_WINDOW = timedelta(days=1)
+From = Annotated[Rfc3339 | None, Query(alias="from", description="default: a day before to")]
+To = Annotated[Rfc3339 | None, Query(alias="to", description="default: now")]
+_GROUP = "|".join(metering.GROUPS)
+# Names separated by commas, spaces around them and empty entries allowed (as they are read).
+_GROUP_LIST = rf"^\s*({_GROUP})?\s*(,\s*({_GROUP})?\s*)*$"
 
 
 class QueueStatusItem(Schema):
@@ -53,8 +60,12 @@ class QueueStatusPage(Schema):
     next_cursor: str | None
 
 
-@router.get("/clusterqueues/{name}", response_model=ClusterQueueOut)
-def get_cluster_queue(name: str, ctx: ContextDep, objects: QuotaObjectsDep, _: Caller) -> Response:
+@router.get(
+    "/clusterqueues/{name}", response_model=ClusterQueueOut, responses=error_responses(404)
+)
+def get_cluster_queue(
+    name: ObjectName, ctx: ContextDep, objects: QuotaObjectsDep, _: Caller
+) -> Response:
     """One ClusterQueue: its spec plus live quota, usage, borrowing, lending and counts."""
     with ctx.session_scope() as session:  # one statement while no quota object changes
         found = cached.cached_queue_statuses(session, [name], objects)
@@ -76,7 +87,10 @@ def get_cluster_queue(name: str, ctx: ContextDep, objects: QuotaObjectsDep, _: C
 def list_queue_statuses(
     ledger: LedgerDep, _: Caller, limit: Limit = DEFAULT_LIMIT, cursor: Cursor = None
 ) -> QueueStatusPage:
-    """Every ClusterQueue's live status, in name order, one page at a time."""
+    """Every ClusterQueue's live status, in name order, one page at a time.
+
+    A ``cursor`` of the declared alphabet that is not a ``nextCursor`` this API gave out is
+    a 422 naming ``cursor`` (which strings are cursors, JSON Schema cannot say)."""
     after = decode_name_cursor(cursor)
     names = queues.queue_names(ledger.session, after=after, limit=limit + 1)
     page = queues.queue_statuses(ledger.session, names[:limit])
@@ -89,8 +103,8 @@ def list_queue_statuses(
     )
 
 
-@router.get("/cohorts/{name}")
-def get_cohort(name: str, ledger: LedgerDep, _: Caller) -> CohortOut:
+@router.get("/cohorts/{name}", responses=error_responses(404))
+def get_cohort(name: ObjectName, ledger: LedgerDep, _: Caller) -> CohortOut:
     """A cohort's subtree: its queues and cohorts, their figures summed."""
     found = queues.cohort_status(ledger.session, name)
     if found is None:
@@ -114,18 +128,23 @@ def get_cohort(name: str, ledger: LedgerDep, _: Caller) -> CohortOut:
 def get_usage(
     ledger: LedgerDep,
     caller: Caller,
-    start: Annotated[datetime | None, Query(alias="from", description="default: 24h ago")] = None,
-    end: Annotated[datetime | None, Query(alias="to", description="default: now")] = None,
+    start: From = None,
+    end: To = None,
     group_by: Annotated[
         str,
         Query(
             alias="groupBy",
-            description="comma-separated: clusterQueue, cohort, flavor, namespace",
+            description="comma-separated, each at most once: "
+            + ", ".join(metering.GROUPS),
+            json_schema_extra={"pattern": _GROUP_LIST},  # refused in words below
         ),
     ] = "clusterQueue,flavor",
 ) -> UsageReport:
     """Metered resource-seconds per group and resource over [from, to); a tenant's report
-    counts only the workloads of its namespaces."""
+    counts only the workloads of its namespaces.
+
+    ``from`` must be before ``to``, and a ``groupBy`` name may be given once: a 422 names
+    the parameter otherwise (JSON Schema cannot compare two parameters, nor say "once")."""
     groups = [g.strip() for g in group_by.split(",") if g.strip()]
     unknown = [g for g in groups if g not in metering.GROUPS]
     if unknown or len(set(groups)) != len(groups):
@@ -162,11 +181,14 @@ def get_usage(
 def get_borrowing(
     ledger: LedgerDep,
     _: Caller,
-    start: Annotated[datetime | None, Query(alias="from", description="default: 24h ago")] = None,
-    end: Annotated[datetime | None, Query(alias="to", description="default: now")] = None,
+    start: From = None,
+    end: To = None,
 ) -> BorrowingReport:
     """Who owes whom: resource-seconds each ClusterQueue borrowed from each lender in its
-    cohort over [from, to), attributed in proportion to the lenders' unused quota."""
+    cohort over [from, to), attributed in proportion to the lenders' unused quota.
+
+    ``from`` must be before ``to``: a 422 names ``from`` otherwise (JSON Schema cannot
+    compare two parameters)."""
     start, end = _window(start, end)
     debts = borrowed.borrowing(ledger.session, start, end)
     prices = {
@@ -191,8 +213,7 @@ def get_borrowing(
 
 
 def _window(start: datetime | None, end: datetime | None) -> tuple[datetime, datetime]:
-    end = _aware(end, "to") or datetime.now(UTC)
-    start = _aware(start, "from")
+    end = end or datetime.now(UTC)
     if start is None:
         try:
             start = end - DEFAULT_WINDOW
@@ -231,12 +252,6 @@ def status_out(
 
 def _limit(value: int | None, resource: str) -> str | None:
     return None if value is None else format_quantity(value, resource)
-
-
-def _aware(value: datetime | None, field: str) -> datetime | None:
-    if value is not None and value.tzinfo is None:
-        raise _invalid("give a time zone (e.g. 2026-01-02T03:04:05Z)", field)
-    return value
 
 
 def _invalid(message: str, field: str) -> InvalidInput:

@@ -8,12 +8,17 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from pydantic import ConfigDict, Field
 
 from admission.intake.workloads import finish_workload, submit_workload
 from api.deps import ContextDep, RawBody
-from quota.core.checkpoints import parse_time
+from api.params import NamespaceName, ObjectName, Rfc3339
+from api.schemas.base import Schema
+from api.schemas.errors import error_responses
+from api.schemas.manifests import WorkloadOut, manifest_body
 from quota.core.errors import InvalidInput, Problem
 from quota.core.quantity import format_resources
+from quota.core.times import parse_rfc3339
 from quota.core.workload import Workload
 from quota.ledger.checkpoints import record_checkpoint
 from quota.ledger.codec import admission_json
@@ -24,22 +29,38 @@ router = APIRouter(prefix="/api/v1", tags=["workloads"])
 CLOCK_SKEW = timedelta(minutes=1)  # a reporter's clock may run a little ahead of ours
 
 
+# The body of POST …/checkpointed as the OpenAPI document declares it; _checkpoint_body
+# reads it with messages of its own, and the schemathesis run keeps the two in step.
+class CheckpointBody(Schema):
+    """A checkpoint report: when it was taken and where it was saved; no other fields."""
+
+    model_config = ConfigDict(extra="forbid")
+    at: Rfc3339 | None = Field(None, description="when it was taken; default: now")
+    location: str | None = Field(
+        None, min_length=1, max_length=1024, pattern=r"^[^\x00]*[^\s\x00][^\x00]*$",
+        description="where it was saved (not blank)",
+    )
+
+
 @router.post(
     "/workloads",
     status_code=201,
-    response_model=None,
+    response_model=WorkloadOut,
     openapi_extra={
-        "requestBody": {
-            "required": True,
-            "content": {
-                "application/yaml": {"schema": {"type": "string"}},
-                "application/json": {"schema": {"type": "object"}},
-            },
-        }
+        "requestBody": manifest_body(
+            "WorkloadManifest", "one batch/v1 Job or Kueue Workload manifest, YAML or JSON"
+        )
     },
+    responses=error_responses(
+        409, 413, notes={409: "Conflict: an unfinished workload has that namespace/name"}
+    ),
 )
 def submit(body: RawBody, request: Request, ctx: ContextDep) -> JSONResponse:
-    """Submit a batch/v1 Job or Kueue Workload manifest (YAML or JSON) as a pending workload."""
+    """Submit a batch/v1 Job or Kueue Workload manifest (YAML or JSON) as a pending workload.
+
+    Beyond the schema, a 422 names what only the whole manifest shows: a pod set name
+    given twice, minCount over count, the job-min-parallelism and checkpoint annotations,
+    a quantity out of range, annotations over 256 KiB in total."""
     doc = _document(body.decode("utf-8", errors="replace"))
     with ctx.session_scope() as session:
         workload = submit_workload(
@@ -48,41 +69,44 @@ def submit(body: RawBody, request: Request, ctx: ContextDep) -> JSONResponse:
     return JSONResponse(workload_json(workload), status_code=201)
 
 
-@router.post("/workloads/{namespace}/{name}/finish")
-def finish(namespace: str, name: str, request: Request, ctx: ContextDep) -> dict[str, Any]:
+@router.post(
+    "/workloads/{namespace}/{name}/finish",
+    response_model=WorkloadOut,
+    responses=error_responses(404, 409),
+)
+def finish(namespace: NamespaceName, name: ObjectName, request: Request,
+           ctx: ContextDep) -> JSONResponse:  # fmt: skip
     """Mark a workload finished: the quota it held is released."""
     with ctx.session_scope() as session:
         workload = finish_workload(
             Ledger(session), namespace, name, now=datetime.now(UTC), actor=_actor(request)
         )
-    return workload_json(workload)
+    return JSONResponse(workload_json(workload))
 
 
 @router.post(
     "/workloads/{namespace}/{name}/checkpointed",
-    response_model=None,
+    response_model=WorkloadOut,
     openapi_extra={
         "requestBody": {
             "required": False,
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "type": "object",
-                        "properties": {
-                            "at": {"type": "string", "format": "date-time"},
-                            "location": {"type": "string"},
-                        },
-                    }
-                }
-            },
+            "content": {"application/json": {"schema": CheckpointBody.model_json_schema()}},
         }
     },
-)
+    responses=error_responses(
+        404, 409, 413,
+        notes={409: "Conflict: the workload has finished; a checkpoint no longer matters"},
+    ),
+)  # fmt: skip
 def checkpointed(
-    namespace: str, name: str, body: RawBody, request: Request, ctx: ContextDep
-) -> dict[str, Any]:
+    namespace: NamespaceName, name: ObjectName, body: RawBody, request: Request,
+    ctx: ContextDep,
+) -> JSONResponse:  # fmt: skip
     """The workload saved a checkpoint (``at``, default now; ``location`` optional). An
-    evicting victim is then suspended and requeued at once instead of at its deadline."""
+    evicting victim is then suspended and requeued at once instead of at its deadline.
+
+    ``at`` may not be in the future (a minute of clock skew allowed): a 422 names it, as
+    JSON Schema cannot compare with the server's clock."""
     now = datetime.now(UTC)
     at, location = _checkpoint_body(body, now)
     with ctx.session_scope() as session:
@@ -90,7 +114,7 @@ def checkpointed(
             session, namespace, name, at=at, location=location, now=now,
             actor=_actor(request),
         )
-    return workload_json(workload)
+    return JSONResponse(workload_json(workload))
 
 
 def _checkpoint_body(body: bytes, now: datetime) -> tuple[datetime, str | None]:
@@ -113,8 +137,8 @@ def _checkpoint_body(body: bytes, now: datetime) -> tuple[datetime, str | None]:
             raise InvalidInput([Problem("must be an RFC 3339 time string", source="request",
                                         field="at")])
         try:
-            at = parse_time(doc["at"])
-        except ValueError as exc:
+            at = parse_rfc3339(doc["at"]).astimezone(UTC)
+        except (ValueError, OverflowError) as exc:  # overflow: before year 1 in UTC
             raise InvalidInput([Problem(str(exc), source="request", field="at")]) from exc
         if at > now + CLOCK_SKEW:
             raise InvalidInput([Problem(f"{doc['at']} is in the future", source="request",

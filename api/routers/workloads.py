@@ -14,7 +14,10 @@ from api.auth import Caller, Grant, require_namespace
 from api.deps import ContextDep, LedgerDep
 from api.estimate import entry_seconds, estimate_start, timeline_summary
 from api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_cursor, encode_cursor
+from api.params import NamespaceName, ObjectName
 from api.responses import json_response
+from api.schemas.errors import error_responses
+from api.schemas.manifests import NO_NUL
 from api.schemas.workloads import (
     AdmissionOut,
     AheadOut,
@@ -40,18 +43,21 @@ router = APIRouter(prefix="/api/v1", tags=["workloads"])
 AHEAD_SHOWN = 5
 
 
-@router.get("/workloads")
+@router.get("/workloads", responses=error_responses(403))
 def list_workloads(
     ledger: LedgerDep,
     caller: Caller,
-    namespace: Annotated[str | None, Query()] = None,
-    cluster_queue: Annotated[str | None, Query(alias="clusterQueue")] = None,
+    namespace: Annotated[str | None, Query(pattern=NO_NUL)] = None,
+    cluster_queue: Annotated[str | None, Query(alias="clusterQueue", pattern=NO_NUL)] = None,
     state: Annotated[WorkloadState | None, Query()] = None,
     reason: Annotated[WaitReason | None, Query(description="primary wait reason")] = None,
     limit: Limit = DEFAULT_LIMIT,
     cursor: Cursor = None,
 ) -> WorkloadPage:
-    """Workloads, filtered, one page at a time (in submission order)."""
+    """Workloads, filtered, one page at a time (in submission order).
+
+    A ``cursor`` of the declared alphabet that is not a ``nextCursor`` this API gave out is
+    a 422 naming ``cursor`` (which strings are cursors, JSON Schema cannot say)."""
     namespaces: list[str] | None = None
     if namespace is not None:
         require_namespace(caller, namespace)
@@ -75,8 +81,14 @@ def list_workloads(
     )
 
 
-@router.get("/workloads/{namespace}/{name}", response_model=WorkloadDetail)
-def get_workload(namespace: str, name: str, ctx: ContextDep, caller: Caller) -> Response:
+@router.get(
+    "/workloads/{namespace}/{name}",
+    response_model=WorkloadDetail,
+    responses=error_responses(403, 404),
+)
+def get_workload(
+    namespace: NamespaceName, name: ObjectName, ctx: ContextDep, caller: Caller
+) -> Response:
     """One workload: state, admission, why it waits, who is ahead, when it may start."""
     require_namespace(caller, namespace)
     with ctx.session_scope() as session:  # one statement: see quota.ledger_reads
@@ -121,8 +133,10 @@ def get_workload(namespace: str, name: str, ctx: ContextDep, caller: Caller) -> 
     )
 
 
-@router.get("/workloads/{namespace}/{name}/history")
-def get_history(namespace: str, name: str, ledger: LedgerDep, caller: Caller) -> WorkloadHistory:
+@router.get("/workloads/{namespace}/{name}/history", responses=error_responses(403, 404))
+def get_history(
+    namespace: NamespaceName, name: ObjectName, ledger: LedgerDep, caller: Caller
+) -> WorkloadHistory:
     """The reason timeline with durations, and the admissions, evictions and requeues."""
     view = _find(ledger, caller, namespace, name)
     now = datetime.now(UTC)

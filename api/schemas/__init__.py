@@ -1,2 +1,4 @@
-"""Pydantic response models of the read API (the OpenAPI document is built from them):
-``base`` (camelCase on the wire), ``workloads``, ``status``."""
+"""Pydantic models of the API (the OpenAPI document is built from them): ``base``
+(camelCase on the wire), ``errors`` (the error answer and the helper routes declare their
+statuses with), ``workloads``, ``status``, ``manifests`` (the apply and submit bodies) and
+``scenario`` (the simulate body)."""

@@ -3,7 +3,8 @@
 In reading order:
 
 - ``errors``: one root error; each carries an HTTP status and names object and field.
-- ``quantity``: Kubernetes quantities as exact integers in milli-units.
+- ``quantity``: Kubernetes quantities as exact integers in milli-units; ``times``: RFC 3339
+  date-times as the REST API takes them.
 - ``model``: the ledger's objects as frozen values (flavors, queues, cohorts, nodes, ...).
 - ``kinds``: the object kinds and the names users may call them by.
 - ``workload``: workloads as frozen values: pod sets, admission, states and state sets,

@@ -34,7 +34,10 @@ def parse_grace(text: str) -> timedelta:
     if match is None or not any(match.groups()):
         raise ValueError(f"{text!r} is not a duration (expected e.g. 90s, 10m, 1h30m)")
     hours, minutes, seconds = (int(group or 0) for group in match.groups())
-    grace = timedelta(hours=hours, minutes=minutes, seconds=seconds)
+    try:
+        grace = timedelta(hours=hours, minutes=minutes, seconds=seconds)
+    except OverflowError:
+        grace = timedelta.max  # refused below as longer than 7 days
     if grace <= timedelta(0):
         raise ValueError(f"{text!r} must be longer than 0s")
     if grace > MAX_GRACE:
@@ -53,7 +56,10 @@ def parse_time(text: str) -> datetime:
         raise ValueError(f"{text!r} is not an RFC 3339 time (e.g. 2026-11-30T21:00:00Z)") from None
     if parsed.tzinfo is None:
         raise ValueError(f"{text!r} has no time zone (end it with Z or +00:00)")
-    return parsed.astimezone(UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00:00+01:00 is a time before year 1 in UTC
+        raise ValueError(f"{text!r} is outside the years 1 to 9999 in UTC") from None
 
 
 def format_time(value: datetime) -> str:

@@ -29,6 +29,11 @@ _PATTERN = re.compile(
     r"^(?P<sign>[+-]?)(?P<number>\d+(?:\.\d*)?|\.\d+)"
     r"(?:(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])|[eE](?P<exp>[+-]?\d+))?$"
 )
+# The same grammar as text for the OpenAPI document (no group names; spaces around allowed,
+# as parse_quantity strips them; the sign, as "-0" is not negative).
+QUANTITY_PATTERN = (
+    r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?\s*$"
+)
 # Resources whose natural unit is bytes: formatted with binary suffixes when exact.
 _BYTE_RESOURCES = ("memory", "ephemeral-storage", "storage")
 
@@ -60,14 +65,17 @@ def parse_quantity(value: object) -> int:
         number = Decimal(match["number"])
     except InvalidOperation as exc:  # pragma: no cover - the regex admits only digits
         raise QuantityError(f"{value!r} is not a valid quantity") from exc
-    if match["exp"] is not None:
-        number = number.scaleb(int(match["exp"]))
-    else:
-        suffix = match["suffix"] or ""
-        number *= _BINARY[suffix] if suffix in _BINARY else _DECIMAL[suffix]
-    if match["sign"] == "-":
-        number = -number
-    return _to_milli(number)
+    try:
+        if match["exp"] is not None:
+            number = number.scaleb(int(match["exp"]))
+        else:
+            suffix = match["suffix"] or ""
+            number *= _BINARY[suffix] if suffix in _BINARY else _DECIMAL[suffix]
+        if match["sign"] == "-":
+            number = -number
+        return _to_milli(number)
+    except ArithmeticError as exc:  # decimal.Overflow, InvalidOperation: "1e999999"
+        raise QuantityError(f"{value!r} is out of range for a quantity") from exc
 
 
 def _to_milli(number: Decimal) -> int:

@@ -24,12 +24,16 @@ Check = Callable[[str], str | None]  # returns why a string is invalid, or None
 
 REQUIRED = "required field missing"
 _ABSENT = object()
-_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_QUALIFIED = re.compile(
+# Public as text too: the OpenAPI document declares the same patterns (api.schemas).
+SUBDOMAIN_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+LABEL_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+QUALIFIED_PATTERN = (
     r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
     r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 )
+_SUBDOMAIN = re.compile(SUBDOMAIN_PATTERN)
+_LABEL = re.compile(LABEL_PATTERN)
+_QUALIFIED = re.compile(QUALIFIED_PATTERN)
 
 
 def dns_name(value: str) -> str | None:

@@ -8,12 +8,12 @@ from typing import Annotated
 
 import pytest
 from builders.served import served
-from fastapi import Depends, FastAPI, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.testclient import TestClient
 
 from api.app import check_routes, create_webhook_app
 from api.auth import parse_tokens
-from api.deps import ContextDep, LedgerDep
+from api.deps import ContextDep, LedgerDep, ledger
 from berth import settings
 from quota.core.errors import BerthError
 
@@ -71,6 +71,16 @@ def _app_with(route: str) -> FastAPI:
         async def bad_async(ctx: ContextDep) -> None:
             return None
 
+    elif route == "included router, async on the ledger":
+        router = APIRouter(prefix="/api")
+
+        @router.get("/bad")
+        async def bad_included() -> None:
+            return None
+
+        # the ledger comes with the include, as the token checks do in api.app
+        app.include_router(router, dependencies=[Depends(ledger)])
+
     else:
 
         @app.post("/good")
@@ -89,6 +99,7 @@ def _app_with(route: str) -> FastAPI:
     [
         pytest.param("write through the read ledger", "a write must open its transaction", id="a write may not commit after answering"),
         pytest.param("async route on the ledger", "must be a plain def", id="no ledger I/O on the event loop"),
+        pytest.param("included router, async on the ledger", "must be a plain def", id="routes of included routers are checked too, with the include's dependencies"),
         pytest.param("sound routes", None, id="a sync write and an async route without the ledger pass"),
     ],
 )

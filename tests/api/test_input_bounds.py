@@ -38,17 +38,6 @@ def alias_bomb() -> str:
 
 
 @pytest.fixture
-def webhook() -> Iterator[httpx.Client]:
-    """The webhook's own listener (the API port does not serve it)."""
-    with serving(create_webhook_app()) as client:
-        yield client
-
-
-def _client(path: str, world: httpx.Client, webhook: httpx.Client) -> httpx.Client:
-    return webhook if path.startswith("/mutate/") else world
-
-
-@pytest.fixture
 def world(api: httpx.Client) -> httpx.Client:
     """A pool with a Node ``n1`` and a pending Job ``ns/j``: every write below would reach
     PostgreSQL if its body were let through."""
@@ -56,6 +45,18 @@ def world(api: httpx.Client) -> httpx.Client:
     assert api.post("/api/v1/apply", content="\n---\n".join(map(json.dumps, pool)), headers=YAML).status_code == 200
     assert api.post("/api/v1/workloads", json=job()).status_code == 201
     return api
+
+
+@pytest.fixture(scope="module")
+def webhook() -> Iterator[httpx.Client]:
+    """The mutating webhook's own app (its listener serves no API route, and the API none
+    of its routes)."""
+    with serving(create_webhook_app()) as client:
+        yield client
+
+
+def client_for(path: str, world: httpx.Client, webhook: httpx.Client) -> httpx.Client:
+    return webhook if path.startswith("/mutate/") else world
 
 
 # --- nesting depth -------------------------------------------------------------------------
@@ -80,7 +81,7 @@ BODY_ENDPOINTS = [
     ],
 )
 def test_deep_json_is_a_422_on_every_body_endpoint(world: httpx.Client, webhook: httpx.Client, path: str, body: str, headers: dict[str, str]) -> None:
-    response = _client(path, world, webhook).post(path, content=body, headers=headers)
+    response = client_for(path, world, webhook).post(path, content=body, headers=headers)
     assert response.status_code == 422, response.text
     error = response.json()["error"]
     assert error["code"] == "InvalidInput"
@@ -123,7 +124,7 @@ def test_deep_yaml_is_a_422_naming_the_line_where_yaml_is_read(world: httpx.Clie
     ],
 )
 def test_nul_is_a_422_naming_the_field(world: httpx.Client, webhook: httpx.Client, path: str, body: Any, field: str) -> None:
-    response = _client(path, world, webhook).post(path, content=json.dumps(body), headers=JSON)
+    response = client_for(path, world, webhook).post(path, content=json.dumps(body), headers=JSON)
     assert response.status_code == 422, response.text
     error = response.json()["error"]
     assert (error["code"], error["field"]) == ("InvalidInput", field)

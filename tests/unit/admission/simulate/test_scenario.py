@@ -49,6 +49,18 @@ def test_rejects_what_is_not_a_duration(value: object) -> None:
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("876001h", id="just past 100 years"),
+        pytest.param("9" * 30 + "h", id="more hours than a timedelta holds"),
+    ],
+)
+def test_a_duration_the_virtual_clock_cannot_reach_is_refused_not_a_crash(text: str) -> None:
+    with pytest.raises(DurationError, match="longer than 100 years"):
+        parse_duration(text)
+
+
+@pytest.mark.parametrize(
     ("seconds", "text"),
     [
         pytest.param(0, "0s", id="zero"),
@@ -78,6 +90,11 @@ ERRORS = [
         *_bad(one_queue(), [{"at": "0s"}, {"at": "5 minutes"}]),
         ["step 1: steps[1].at: '5 minutes' is not a duration"],
         id="bad time names the second step",
+    ),
+    pytest.param(
+        *_bad(one_queue(), [{"at": "0s", "create": [{**job("team/a", 1), "kind": {"a": 1}}]}]),
+        ["step 0: steps[0].create[0].kind: must be a string, got a mapping"],
+        id="a kind that is a mapping is a problem, not a crash",
     ),
     pytest.param(
         *_bad(one_queue(), [{"at": "10m"}, {"at": "5m"}]),

@@ -38,6 +38,8 @@ def test_parses_kubernetes_quantities(text: object, milli: int) -> None:
         pytest.param(True, id="boolean"),
         pytest.param([1], id="list"),
         pytest.param(float("nan"), id="not a number"),
+        pytest.param("1e999999", id="an exponent past what Decimal holds"),
+        pytest.param("1e99999999", id="an exponent Decimal cannot even scale by"),
     ],
 )
 def test_rejects_what_is_not_a_quantity(text: object) -> None:
