@@ -3,7 +3,7 @@
 uvicorn and the admission loop share one asyncio event loop. Every replica serves the API;
 only the one holding the leader lock runs admission cycles (``--no-loop``: API only).
 Everything it runs is built from one settings tree (``berth.settings``): the listeners,
-the leases, the runner, the Kubernetes side and the loop.
+the leases, the runner, the Kubernetes side and the loop, fair sharing included.
 """
 
 from __future__ import annotations
@@ -57,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
         raise SettingsError(warning, field="BERTH_HOST")
     if warning:
         log.warning("%s", warning)
+    if config.fair_sharing.enable:
+        log.info("fair sharing on: admission and preemption by weighted share in cohorts")
     database = Database(config.database)
     database.open()
     try:
@@ -97,10 +99,11 @@ def run(args: argparse.Namespace) -> int:
 def admission_loop(
     sessions: SessionScope, actuator: Actuator, config: settings.Settings
 ) -> AdmissionLoop:
-    """The loop ``berth serve`` runs, with the crash tests' hook when one is set."""
+    """The loop ``berth serve`` runs: fair sharing, and the crash tests' hook, as set."""
     return AdmissionLoop(
         sessions,
         actuator,
+        fair_sharing=config.fair_sharing.enable,
         crash=config.loop.crash_hook(),
     )
 

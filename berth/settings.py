@@ -12,7 +12,7 @@ never runs quietly on the default.
 
 The rest of Berth takes its part of the tree and never reads the environment:
 ``berth.serve`` builds the runner's ``RunnerConfig``, the Kubernetes ``KubeSettings``, the
-leases and the loop from it, the CLI's REST client takes
+leases and the loop (fair sharing included) from it, the CLI's REST client takes
 ``client``. ``KUBERNETES_SERVICE_HOST`` is not Berth's: the Kubernetes code reads it to
 know it runs in a pod, as every in-cluster client does.
 
@@ -130,6 +130,13 @@ class HealthSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class FairSharingSettings:
+    """Kueue's ``fairSharing``: off, the engine admits and preempts by priority and age."""
+
+    enable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class ClientSettings:
     """Where the CLI's REST commands (why, top, node, get workloads) find Berth."""
 
@@ -148,6 +155,7 @@ class Settings:
     loop: LoopSettings = field(default_factory=LoopSettings)
     health: HealthSettings = field(default_factory=HealthSettings)
     simulation: SimulationLimits = field(default_factory=SimulationLimits)
+    fair_sharing: FairSharingSettings = field(default_factory=FairSharingSettings)
     client: ClientSettings = field(default_factory=ClientSettings)
 
 
@@ -350,12 +358,25 @@ SETTINGS: tuple[Setting, ...] = (
       _seconds(0.01), "seconds a `POST /api/v1/simulate` may take, parsing included"),
     S("BERTH_SIMULATE_CONCURRENCY", "simulation.concurrency", "simulation.concurrency",
       _whole(1, unit=" of simulations"), "REST simulations at once; one more is a 503"),
+    S("BERTH_FAIR_SHARING", "fair_sharing.enable", "fairSharing.enable", _flag,
+      "Kueue's fair sharing: borrowers go first, and preempt, by their weighted share of "
+      "what the cohort lends (see below)",
+      "--fair-sharing"),
     S("BERTH_SERVER", "client.server", "client.server", _server,
       "the Berth API the REST commands talk to", "--server"),
     S("BERTH_TOKEN", "client.token", "client.token", _text,
       "the bearer token the REST commands send"),
 )  # fmt: skip
 BY_KEY = {s.key: s for s in SETTINGS if s.key is not None}
+
+# Keys Kueue's configuration has that Berth refuses with a reason, not as unknown.
+_NOT_HERE = {
+    "fairSharing.preemptionStrategies": "not a setting: Berth's engine preempts by Kueue's "
+    "LessThanOrEqualToFinalShare alone (the preemptor's share with the workload stays at or "
+    "below the target's share without its victim); LessThanInitialShare is not implemented. "
+    "Leave the key out",
+}
+
 
 def load(
     flags: Mapping[str, object] | None = None, env: Mapping[str, str] | None = None
@@ -415,6 +436,8 @@ def _file(flags: Mapping[str, object], env: Mapping[str, str]) -> tuple[dict[str
         raise SettingsError(f"{path}: expected a mapping of sections", field=CONFIG_ENV)
     leaves = dict(_leaves(document))
     for key in leaves:
+        if key in _NOT_HERE:
+            raise SettingsError(f"{path}: {key}: {_NOT_HERE[key]}", field=CONFIG_ENV)
         if key not in BY_KEY:
             known = ", ".join(sorted({k.split(".")[0] for k in BY_KEY}))
             raise SettingsError(

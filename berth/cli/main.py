@@ -68,6 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
         "$BERTH_LOOP_INTERVAL, else 1)",
     )
     serve.add_argument(
+        "--fair-sharing",
+        action=argparse.BooleanOptionalAction,
+        help="Kueue's fair sharing: admit and preempt by weighted share (default "
+        "$BERTH_FAIR_SHARING, else off)",
+    )
+    serve.add_argument(
         "--demo",
         action="store_true",
         help="load a demo GPU pool and feed it a stream of synthetic jobs (see the dashboard at /)",

@@ -66,6 +66,7 @@ def test_without_anything_set_the_tree_is_its_defaults() -> None:
         pytest.param("loop.crash_at", "", id="no crash point"),
         pytest.param("health.thresholds", HealthThresholds(2, 25, True, DEFAULT_DEVICE_RESOURCES), id="node health thresholds"),
         pytest.param("health.device_error_exit_codes", frozenset({74}), id="exit code 74 means a bad device"),
+        pytest.param("fair_sharing.enable", False, id="fair sharing off, as in Kueue"),
         pytest.param("client.server", "http://127.0.0.1:8000", id="the REST commands talk to the local server"),
     ],
 )
@@ -106,6 +107,7 @@ OVERRIDES = [
     pytest.param("BERTH_DEVICE_ERROR_EXIT_CODES", "", "health.device_error_exit_codes", frozenset(), id="empty: no exit code means a bad device"),
     pytest.param("BERTH_SIMULATE_TIME_LIMIT", "2.5", "simulation.time_limit", 2.5, id="simulations stop sooner"),
     pytest.param("BERTH_SIMULATE_CONCURRENCY", "4", "simulation.concurrency", 4, id="more simulations at once"),
+    pytest.param("BERTH_FAIR_SHARING", "true", "fair_sharing.enable", True, id="fair sharing on"),
     pytest.param("BERTH_SERVER", "http://berth:8000/", "client.server", "http://berth:8000", id="the REST commands' server"),
     pytest.param("BERTH_TOKEN", "look-secret-token-2", "client.token", "look-secret-token-2", id="the REST commands' token"),
     pytest.param("BERTH_PORT", "  ", "http.port", 8000, id="a blank variable is unset"),
@@ -168,6 +170,7 @@ def test_the_readme_example_file_loads(tmp_path: Path) -> None:
     path = tmp_path / "berth.yaml"
     path.write_text(example.group(1))
     loaded = settings.load(env={"BERTH_CONFIG": str(path)})
+    assert loaded.fair_sharing.enable
     assert loaded != Settings()
 
 
@@ -208,6 +211,8 @@ BAD = [
     pytest.param("env", "BERTH_DEVICE_ERROR_EXIT_CODES", "x1", "'x1' is not an exit code", id="exit code a word"),
     pytest.param("env", "BERTH_SIMULATE_TIME_LIMIT", "10s", "is not a number of seconds", id="a time limit with a unit"),
     pytest.param("env", "BERTH_SIMULATE_CONCURRENCY", "0", "whole number of simulations (1 or more)", id="no simulations at all"),
+    pytest.param("env", "BERTH_FAIR_SHARING", "yes", "not true or false", id="fair sharing is true or false"),
+    pytest.param("file", "BERTH_FAIR_SHARING", "sometimes", "not true or false", id="fair sharing in the file likewise"),
     pytest.param("file", "BERTH_SERVER", 8000, "is not a text value", id="a server that is a port"),
     pytest.param("file", "BERTH_TOKEN", ["a"], "is not a text value", id="a token that is a list"),
 ]  # fmt: skip
@@ -248,6 +253,10 @@ def test_a_bad_flag_is_refused_naming_the_flag_and_its_variable() -> None:
     [
         pytest.param("http: {prot: 8000}\n", "http.prot is not a setting", id="a misspelt key"),
         pytest.param("queueing: {enable: true}\n", "queueing.enable is not a setting", id="an unknown section"),
+        pytest.param(
+            "fairSharing:\n  enable: true\n  preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]\n",
+            "LessThanInitialShare is not implemented", id="Kueue's preemption strategies are refused with the reason",
+        ),
         pytest.param("loop: {crashAt: after-commit}\n", "loop.crashAt is not a setting", id="the crash hook is not a file setting"),
         pytest.param("- http\n", "expected a mapping of sections", id="a list, not a mapping"),
         pytest.param("http: {port: [1\n", "while parsing", id="YAML that does not parse"),
@@ -287,6 +296,7 @@ def test_a_file_that_sets_nothing_gives_the_defaults(tmp_path: Path, text: str) 
     [
         pytest.param(["serve", "--port", "0"], None, None, id="berth serve with a bad flag"),
         pytest.param(["serve"], "BERTH_LEADER_LEASE_SECONDS", "-3", id="berth serve with a bad variable"),
+        pytest.param(["top"], "BERTH_FAIR_SHARING", "maybe", id="a REST command refuses a bad variable too, before it calls"),
     ],
 )  # fmt: skip
 def test_the_cli_exits_2_on_a_bad_setting(
