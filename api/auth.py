@@ -1,17 +1,17 @@
 """Bearer-token authentication: ``admin`` tokens may change things, ``read`` tokens may look,
 and a read token can be limited to some namespaces' workloads (a tenant).
 
-Tokens come from settings as ``BERTH_TOKENS="tok1:admin,tok2:read,tok3:read:ns-a|ns-b"``.
-With none configured every request is allowed, which is only safe on a loopback address:
-``check_bind`` says so for the shell to log or refuse.
+Tokens come from ``berth.settings``, e.g.
+``BERTH_TOKENS="tok1:admin,tok2:read,tok3:read:ns-a|ns-b"``. With none configured every
+request is allowed, which is only safe on a loopback address: ``check_bind`` says so for
+the shell to log or refuse.
 """
 
 from __future__ import annotations
 
 import hmac
 import ipaddress
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated
@@ -63,7 +63,7 @@ def parse_tokens(text: str) -> tuple[Grant, ...]:
         if not entry:
             continue
         parts = entry.split(":")
-        where = f"{TOKENS_ENV} entry {index + 1}"
+        where = f"entry {index + 1}"  # the caller says whose entry; never the token
         if len(parts) not in (2, 3) or not parts[0]:
             raise ValueError(f"{where}: expected token:role or token:read:ns-a|ns-b")
         _check_strength(parts[0], where)
@@ -96,11 +96,6 @@ def _check_strength(token: str, where: str) -> None:
             f"{where}: a token must use at least {MIN_TOKEN_SYMBOLS} different characters; "
             f"{MAKE_ONE}"
         )
-
-
-def tokens_from_env(env: Mapping[str, str] | None = None) -> tuple[Grant, ...]:
-    """The grants configured in ``BERTH_TOKENS`` (none when unset)."""
-    return parse_tokens((os.environ if env is None else env).get(TOKENS_ENV, ""))
 
 
 def is_loopback(host: str) -> bool:

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from berth import migrate
 from berth.embedded import EmbeddedPostgres
-from berth.settings import Settings
+from berth.settings import DatabaseSettings
 from quota.core.errors import DatabaseUnavailable
 from quota.ledger.connect import Transactions, create_engine
 
@@ -24,7 +24,7 @@ EMBEDDED_DATABASE = "berth"
 class Database:
     """Opens the ledger's database (starting the embedded server if needed); hands out sessions."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: DatabaseSettings) -> None:
         self.settings = settings
         self.embedded: EmbeddedPostgres | None = None
         self.url = ""
@@ -40,8 +40,8 @@ class Database:
 
     def open(self, *, migrate_to_head: bool = True) -> None:
         """Connect (starting the embedded server when no URL is set) and run migrations."""
-        if self.settings.database_url:
-            self.url = self.settings.database_url
+        if self.settings.url:
+            self.url = self.settings.url
         else:
             self.embedded = EmbeddedPostgres(self.settings.home)
             admin_url = self.embedded.start()

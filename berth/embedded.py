@@ -28,10 +28,8 @@ _TRAVERSE = stat.S_IXOTH | stat.S_IROTH
 
 
 def default_home() -> Path:
-    """``$BERTH_HOME``, else ``/var/lib/berth`` for root, else ``~/.local/share/berth``."""
-    configured = os.environ.get("BERTH_HOME")
-    if configured:
-        return Path(configured).expanduser()
+    """``/var/lib/berth`` for root, else ``~/.local/share/berth`` (the default of
+    ``BERTH_HOME``, which ``berth.settings`` reads)."""
     if _is_root():
         return ROOT_HOME
     return Path.home() / ".local" / "share" / "berth"

@@ -2,6 +2,8 @@
 
 uvicorn and the admission loop share one asyncio event loop. Every replica serves the API;
 only the one holding the leader lock runs admission cycles (``--no-loop``: API only).
+Everything it runs is built from one settings tree (``berth.settings``): the listeners,
+the leases, the runner, the Kubernetes side and the loop, fair sharing included.
 """
 
 from __future__ import annotations
@@ -10,53 +12,54 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import signal
 import socket
-from collections.abc import Iterator
-from dataclasses import replace
-from pathlib import Path
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
 from admission.loop.actuation import Actuator, StandaloneActuator
 from admission.loop.leader import Leadership, LedgerLease
-from admission.loop.loop import AdmissionLoop
+from admission.loop.loop import AdmissionLoop, SessionScope
 from admission.loop.runner import RunnerConfig, run_while_leading
 from api.app import create_app, create_webhook_app
-from api.auth import check_bind, is_loopback, tokens_from_env
+from api.auth import check_bind, is_loopback
 from api.deps import AppContext
 from api.metrics import observe_cycle
 from berth import settings
 from berth.database import Database
 from berth.demo.stream import run_demo
 from berth.readiness import ReadinessCheck
-from quota.core.errors import BerthError
+from berth.settings import SettingsError
 from quota.ledger.notify import ChangeListener
 
 if TYPE_CHECKING:
-    from admission.kube.runtime import KubeRuntime
+    from admission.kube.runtime import KubeRuntime, KubeSettings
 
 log = logging.getLogger("berth")
 STOP_TIMEOUT = 10.0  # seconds the loop gets to finish its cycle on shutdown
-WEBHOOK_PORT = 8443
 
 
 def run(args: argparse.Namespace) -> int:
-    config = settings.load(
-        database_url=args.database_url, home=args.home, host=args.host, port=args.port
-    )
-    try:
-        tokens = tokens_from_env()
-    except ValueError as exc:
-        raise BerthError(f"BERTH_TOKENS: {exc}", field="BERTH_TOKENS") from exc
-    warning = check_bind(config.host, tokens)
-    if warning and not is_loopback(config.host):
-        raise BerthError(warning, field="--host")
+    config = settings.load(vars(args))
+    if args.demo and (args.no_loop or config.kube.kubeconfig):
+        raise SettingsError(
+            "--demo feeds its own jobs to the admission loop: drop --no-loop and the "
+            "kubeconfig (--kubeconfig, BERTH_KUBECONFIG)",
+            field="--demo",
+        )
+    http = config.http
+    warning = check_bind(http.host, http.tokens)
+    if warning and not is_loopback(http.host):
+        raise SettingsError(warning, field="BERTH_HOST")
     if warning:
         log.warning("%s", warning)
-    database = Database(config)
+    if config.fair_sharing.enable:
+        log.info("fair sharing on: admission and preemption by weighted share in cohorts")
+    database = Database(config.database)
     database.open()
     try:
         log.info("ledger: %s (migrations at head)", database.description)
@@ -64,25 +67,23 @@ def run(args: argparse.Namespace) -> int:
         context = AppContext(
             session_scope=database.session,
             readiness=readiness,
-            tokens=tokens,
-            metrics_open=config.metrics_open,
+            tokens=http.tokens,
+            metrics_open=http.metrics_open,
         )
         app = create_app(context, simulation=config.simulation)
-        base = f"http://{config.host}:{config.port}"
+        base = f"http://{http.host}:{http.port}"
         log.info(
             "dashboard: %s/  (API %s/api/v1, docs %s/docs, ready %s/readyz)", base, base, base, base
         )
-        server = _Server(uvicorn.Config(app, host=config.host, port=config.port, log_level="info"))
-        servers = [server, *_webhook_server(args)]
+        server = _Server(uvicorn.Config(app, host=http.host, port=http.port, log_level="info"))
+        servers = [server, *_webhook_server(config.webhook)]
         asyncio.run(
             _serve(
                 servers,
                 database,
-                loop=not getattr(args, "no_loop", False),
-                interval=getattr(args, "loop_interval", None) or 1.0,
-                kubeconfig=getattr(args, "kubeconfig", None),
-                demo=getattr(args, "demo", False),
-                config=config,
+                config,
+                loop=not args.no_loop,
+                demo=args.demo,
                 readiness=readiness,
             )
         )
@@ -90,30 +91,76 @@ def run(args: argparse.Namespace) -> int:
         database.close()
         log.info(
             "ledger closed%s",
-            "; embedded PostgreSQL stopped" if config.database_url is None else "",
+            "; embedded PostgreSQL stopped" if config.database.url is None else "",
         )
     return 0
+
+
+def admission_loop(
+    sessions: SessionScope, actuator: Actuator, config: settings.Settings
+) -> AdmissionLoop:
+    """The loop ``berth serve`` runs: fair sharing, and the crash tests' hook, as set."""
+    return AdmissionLoop(
+        sessions,
+        actuator,
+        fair_sharing=config.fair_sharing.enable,
+        crash=config.loop.crash_hook(),
+    )
+
+
+def runner_config(
+    loop: settings.LoopSettings,
+    *,
+    holder: str,
+    on_cycle: Callable[[float, int], None] | None = None,
+) -> RunnerConfig:
+    """The runner's pace and retries from the settings' ``loop`` section."""
+    return RunnerConfig(
+        holder=holder,
+        interval=loop.interval,
+        leader_poll=loop.leader_poll,
+        reconcile_every=loop.reconcile_seconds,
+        backoff_first=loop.backoff_first,
+        backoff_max=loop.backoff_max,
+        on_cycle=on_cycle,
+    )
+
+
+def kube_settings(config: settings.Settings, **knobs: Any) -> KubeSettings:
+    """Kubernetes mode's settings from the tree; ``knobs`` are the fields of
+    ``KubeSettings`` that are not settings (the tests turn them down)."""
+    from admission.kube.runtime import KubeSettings
+
+    kube = config.kube
+    return KubeSettings(
+        kubeconfig=kube.kubeconfig,
+        context=kube.context,
+        identity=kube.identity,
+        lease_namespace=kube.lease_namespace,
+        lease_name=kube.lease_name,
+        # leaseDurationSeconds is whole seconds
+        lease_seconds=max(1, math.ceil(config.loop.lease_seconds)),
+        health=config.health.thresholds,
+        device_error_exit_codes=config.health.device_error_exit_codes,
+        **knobs,
+    )
 
 
 async def _serve(
     servers: list[uvicorn.Server],
     database: Database,
+    config: settings.Settings,
     *,
     loop: bool,
-    interval: float,
-    kubeconfig: str | None,
     demo: bool = False,
-    config: settings.Settings | None = None,
     readiness: ReadinessCheck | None = None,
 ) -> None:
-    config = config or settings.load()
     stop = asyncio.Event()
     runner: asyncio.Task[None] | None = None
     # The demo plays the users (jobs arriving and finishing); the loop still admits them.
     demo_task = asyncio.create_task(run_demo(database.session, stop)) if demo else None
-    cluster = (
-        await _start_kubernetes(kubeconfig, database, config) if kube_mode(kubeconfig) else None
-    )
+    kubeconfig = config.kube.kubeconfig
+    cluster = await _start_kubernetes(database, config) if kube_mode(kubeconfig) else None
     if loop:
         holder = f"{socket.gethostname()}:{os.getpid()}"
         actuator: Actuator = cluster.actuator if cluster is not None else StandaloneActuator()
@@ -123,18 +170,18 @@ async def _serve(
             else LedgerLease(
                 database.url,
                 identity=holder,
-                duration_seconds=config.lease_seconds,
+                duration_seconds=config.loop.lease_seconds,
             )
         )
         if readiness is not None:
             readiness.leadership = leadership
-        admission = AdmissionLoop(database.session, actuator)
+        admission = admission_loop(database.session, actuator, config)
         runner = asyncio.create_task(
             run_while_leading(
                 admission,
                 leadership,
-                lambda: ChangeListener(database.url, config.connection),
-                RunnerConfig(holder=holder, interval=interval, on_cycle=observe_cycle),
+                lambda: ChangeListener(database.url, config.database.connection),
+                runner_config(config.loop, holder=holder, on_cycle=observe_cycle),
                 stop,
             )
         )
@@ -160,25 +207,18 @@ async def _serve(
 
 
 def kube_mode(kubeconfig: str | None) -> bool:
-    """Kubernetes mode: --kubeconfig given, or running inside a pod."""
+    """Kubernetes mode: a kubeconfig given, or running inside a pod."""
     from admission.kube.mode import enabled
 
     return enabled(kubeconfig)
 
 
-async def _start_kubernetes(
-    kubeconfig: str | None, database: Database, config: settings.Settings | None = None
-) -> KubeRuntime:
-    from admission.kube.runtime import KubeSettings, start_kubernetes
+async def _start_kubernetes(database: Database, config: settings.Settings) -> KubeRuntime:
+    from admission.kube.runtime import start_kubernetes
 
-    kube = KubeSettings(kubeconfig=kubeconfig)
-    if config is not None:
-        kube = replace(
-            kube, health=config.health, device_error_exit_codes=config.device_error_exit_codes
-        )
     # The ledger's triggers NOTIFY the loop of every workload change, so the watchers need
     # no wake-up call of their own.
-    runtime = await start_kubernetes(kube, database.session, _noop)
+    runtime = await start_kubernetes(kube_settings(config), database.session, _noop)
     log.info("Kubernetes mode: leadership by Lease, Jobs suspended and unsuspended by Berth")
     return runtime
 
@@ -187,24 +227,24 @@ def _noop() -> None:
     return None
 
 
-def _webhook_server(args: argparse.Namespace) -> list[uvicorn.Server]:
+def _webhook_server(webhook: settings.WebhookSettings) -> list[uvicorn.Server]:
     """The mutating webhook needs HTTPS: a second listener when certificates are given. It
     serves the webhook alone (the API server calls it without a bearer token)."""
-    cert_dir = getattr(args, "webhook_cert_dir", None) or os.environ.get("BERTH_WEBHOOK_CERT_DIR")
-    if not cert_dir:
+    certs = webhook.cert_dir
+    if certs is None:
         return []
-    port = getattr(args, "webhook_port", None) or int(
-        os.environ.get("BERTH_WEBHOOK_PORT") or WEBHOOK_PORT
-    )
-    certs = Path(cert_dir)
     for name in ("tls.crt", "tls.key"):
         if not (certs / name).is_file():
-            raise BerthError(f"webhook certificate {certs / name} does not exist", field=name)
-    log.info("admission webhook on https://0.0.0.0:%d/mutate/batch/v1/jobs", port)
+            raise SettingsError(
+                f"BERTH_WEBHOOK_CERT_DIR (or --webhook-cert-dir): the webhook certificate "
+                f"{certs / name} does not exist",
+                field="BERTH_WEBHOOK_CERT_DIR",
+            )
+    log.info("admission webhook on https://0.0.0.0:%d/mutate/batch/v1/jobs", webhook.port)
     config = uvicorn.Config(
         create_webhook_app(),
         host="0.0.0.0",  # the API server calls the webhook from outside the pod
-        port=port,
+        port=webhook.port,
         ssl_certfile=str(certs / "tls.crt"),
         ssl_keyfile=str(certs / "tls.key"),
         log_level="info",

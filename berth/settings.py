@@ -1,150 +1,182 @@
-"""Berth's settings: command-line flags over environment variables over defaults."""
+"""Berth's settings: one typed tree, and the only reader of ``BERTH_*`` variables.
+
+Every leaf of the tree (``Settings``) is one setting, listed once in ``SETTINGS`` with its
+variable, its key in the settings file, its flag (if it has one), its parser and what it
+does; the README's Settings table is that list (tests/unit/berth/test_settings.py holds
+them equal). A leaf's value is, first found: its command-line flag, its ``BERTH_*``
+variable, its key in the settings file (``--config FILE`` or ``BERTH_CONFIG``: YAML, the
+same tree in camelCase, as Kueue's configuration file is written), the tree's default.
+A value that does not parse, or a key the file should not have, is refused at start
+naming the variable (``SettingsError``, ``field`` = the variable, the CLI exits 2): a typo
+never runs quietly on the default.
+
+The rest of Berth takes its part of the tree and never reads the environment:
+``berth.serve`` builds the runner's ``RunnerConfig``, the Kubernetes ``KubeSettings``, the
+leases and the loop (fair sharing included) from it, the CLI's REST client takes
+``client``. ``KUBERNETES_SERVICE_HOST`` is not Berth's: the Kubernetes code reads it to
+know it runs in a pod, as every in-cluster client does.
+
+Frozen dataclasses rather than pydantic: most leaves are already the core's own values
+(``HealthThresholds``, ``ConnectionLimits``, ``SimulationLimits``, the API's ``Grant``),
+whose defaults stay where they are; each value arrives as text or YAML from three places;
+and a refusal must name the variable an operator sets, not a model path. A table of small
+parsers does that in one screen; pydantic would add a model mirroring each core value and
+a translation of its errors back to variable names.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import socket
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+import yaml
+
+from admission.loop.crash_hook import CrashHook
 from admission.simulate.limits import SimulationLimits
 from berth.embedded import default_home
 from quota.core.errors import BerthError
 from quota.core.node_health import DEFAULT_DEVICE_ERROR_EXIT_CODES, HealthThresholds
-from quota.ledger.connect import DEFAULT_STATEMENT_SECONDS, ConnectionLimits
+from quota.ledger.connect import ConnectionLimits
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8000
-DEFAULT_LEASE_SECONDS = 15.0
+if TYPE_CHECKING:
+    from api.auth import Grant
+
+CONFIG_ENV = "BERTH_CONFIG"
+_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+
+
+class SettingsError(BerthError):
+    """A setting refused at start; ``field`` is the ``BERTH_*`` variable that sets it."""
+
+    status = 422
+    code = "InvalidSetting"
+
+
+def own_namespace() -> str:
+    """The pod's namespace (from its service account), else ``berth-system``."""
+    try:
+        return _NAMESPACE_FILE.read_text().strip() or "berth-system"
+    except OSError:
+        return "berth-system"
+
+
+# The tree. Each field's meaning, variable and file key are in SETTINGS below.
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseSettings:
+    """Where the ledger lives, and every ledger connection's timeouts."""
+
+    url: str | None = None  # None: the embedded PostgreSQL under ``home``
+    home: Path = field(default_factory=default_home)
+    connection: ConnectionLimits = field(default_factory=ConnectionLimits)
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSettings:
+    """The REST API, the dashboard and ``/metrics``."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    tokens: tuple[Grant, ...] = ()  # none: every request allowed (on a loopback address)
+    metrics_open: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookSettings:
+    """The mutating webhook's HTTPS listener."""
+
+    cert_dir: Path | None = None  # None: no webhook listener
+    port: int = 8443
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSettings:
+    """Kubernetes mode: which cluster, and the Lease the replicas elect a leader with."""
+
+    kubeconfig: str | None = None  # None: standalone, or the in-cluster config in a pod
+    context: str | None = None
+    identity: str = field(default_factory=socket.gethostname)
+    lease_namespace: str = field(default_factory=own_namespace)
+    lease_name: str = "berth-leader"
+
+
+@dataclass(frozen=True, slots=True)
+class LoopSettings:
+    """The admission loop's pace, its leader lease and its retries."""
+
+    interval: float = 1.0
+    lease_seconds: float = 15.0  # the ledger's lease, and the Lease in Kubernetes mode
+    leader_poll: float = 1.0
+    reconcile_seconds: float = 60.0
+    backoff_first: float = 0.5
+    backoff_max: float = 15.0
+    crash_at: str = ""  # the crash-safety tests' kill point; "" in production
+
+    def crash_hook(self) -> CrashHook:
+        return CrashHook.parse(self.crash_at)
+
+
+@dataclass(frozen=True, slots=True)
+class HealthSettings:
+    """When a node stops taking work, and which exit codes mean a bad device."""
+
+    thresholds: HealthThresholds = field(default_factory=HealthThresholds)
+    device_error_exit_codes: frozenset[int] = DEFAULT_DEVICE_ERROR_EXIT_CODES
+
+
+@dataclass(frozen=True, slots=True)
+class FairSharingSettings:
+    """Kueue's ``fairSharing``: off, the engine admits and preempts by priority and age."""
+
+    enable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSettings:
+    """Where the CLI's REST commands (why, top, node, get workloads) find Berth."""
+
+    server: str = "http://127.0.0.1:8000"
+    token: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    database_url: str | None  # None: the embedded PostgreSQL under ``home``
-    home: Path
-    host: str = DEFAULT_HOST
-    port: int = DEFAULT_PORT
-    health: HealthThresholds = field(default_factory=HealthThresholds)
-    device_error_exit_codes: frozenset[int] = DEFAULT_DEVICE_ERROR_EXIT_CODES
-    # Every ledger connection's timeouts (BERTH_DB_STATEMENT_TIMEOUT, seconds).
-    connection: ConnectionLimits = field(default_factory=ConnectionLimits)
-    # How long the leader's lease lasts unless its loop renews it (BERTH_LEADER_LEASE_SECONDS).
-    lease_seconds: float = DEFAULT_LEASE_SECONDS
-    # GET /metrics without a token although tokens are set (BERTH_METRICS_OPEN=true).
-    metrics_open: bool = False
+    """The whole tree; ``Settings()`` is every default."""
+
+    database: DatabaseSettings = field(default_factory=DatabaseSettings)
+    http: HttpSettings = field(default_factory=HttpSettings)
+    webhook: WebhookSettings = field(default_factory=WebhookSettings)
+    kube: ClusterSettings = field(default_factory=ClusterSettings)
+    loop: LoopSettings = field(default_factory=LoopSettings)
+    health: HealthSettings = field(default_factory=HealthSettings)
     simulation: SimulationLimits = field(default_factory=SimulationLimits)
+    fair_sharing: FairSharingSettings = field(default_factory=FairSharingSettings)
+    client: ClientSettings = field(default_factory=ClientSettings)
 
 
-def load(
-    *,
-    database_url: str | None = None,
-    home: str | None = None,
-    host: str | None = None,
-    port: int | None = None,
-) -> Settings:
-    """Settings from explicit values, then ``BERTH_*`` environment variables, then defaults."""
-    url = database_url or os.environ.get("BERTH_DATABASE_URL") or None
-    return Settings(
-        database_url=normalise_url(url) if url else None,
-        home=Path(home).expanduser() if home else default_home(),
-        host=host or os.environ.get("BERTH_HOST") or DEFAULT_HOST,
-        port=port or int(os.environ.get("BERTH_PORT") or DEFAULT_PORT),
-        health=health_thresholds(os.environ),
-        device_error_exit_codes=device_error_exit_codes(os.environ),
-        connection=ConnectionLimits(
-            statement_seconds=_seconds(
-                os.environ, "BERTH_DB_STATEMENT_TIMEOUT", DEFAULT_STATEMENT_SECONDS
-            )
-        ),
-        lease_seconds=_seconds(os.environ, "BERTH_LEADER_LEASE_SECONDS", DEFAULT_LEASE_SECONDS),
-        metrics_open=_flag(os.environ, "BERTH_METRICS_OPEN", False),
-        simulation=simulation_limits(os.environ),
-    )
+# Parsers: a raw value (text from a variable or flag, a YAML value from the file) to the
+# leaf's type, or ValueError saying what is wrong with it.
+
+Parser = Callable[[object], object]
 
 
-def simulation_limits(env: Mapping[str, str]) -> SimulationLimits:
-    """``BERTH_SIMULATE_TIME_LIMIT`` (seconds) and ``BERTH_SIMULATE_CONCURRENCY`` for
-    ``POST /api/v1/simulate``; its size caps are fixed (see README, Limits)."""
-    default = SimulationLimits()
-    name = "BERTH_SIMULATE_TIME_LIMIT"
-    text = env.get(name, "").strip()
-    try:
-        time_limit = float(text) if text else default.time_limit
-    except ValueError:
-        time_limit = -1.0
-    if not 0 < time_limit < float("inf"):
-        raise BerthError(f"{name}: {text!r} is not a number of seconds above 0", field=name)
-    name = "BERTH_SIMULATE_CONCURRENCY"
-    text = env.get(name, "").strip()
-    if text and (not text.isdigit() or int(text) < 1):
-        raise BerthError(f"{name}: {text!r} is not a whole number of simulations (1 or more)",
-                         field=name)  # fmt: skip
-    concurrency = int(text) if text else default.concurrency
-    return replace(default, time_limit=time_limit, concurrency=concurrency)
+def _text(raw: object) -> str:
+    if not isinstance(raw, str) or not raw.strip():
+        raise ValueError(f"{raw!r} is not a text value")
+    return raw.strip()
 
 
-def health_thresholds(env: Mapping[str, str]) -> HealthThresholds:
-    """When a node stops taking work (``BERTH_HEALTH_*``; see README, node health)."""
-    default = HealthThresholds()
-    resources = env.get("BERTH_HEALTH_DEVICE_RESOURCES")
-    return HealthThresholds(
-        cordon_devices=_count(env, "BERTH_HEALTH_CORDON_DEVICES", default.cordon_devices),
-        cordon_percent=_count(env, "BERTH_HEALTH_CORDON_PERCENT", default.cordon_percent, 100),
-        cordon_not_ready=_flag(env, "BERTH_HEALTH_CORDON_NOT_READY", default.cordon_not_ready),
-        device_resources=(
-            tuple(r.strip() for r in resources.split(",") if r.strip())
-            if resources is not None
-            else default.device_resources
-        ),
-    )
+def _path(raw: object) -> Path:
+    return Path(_text(raw)).expanduser()
 
 
-def device_error_exit_codes(env: Mapping[str, str]) -> frozenset[int]:
-    """``BERTH_DEVICE_ERROR_EXIT_CODES``: comma-separated exit codes meaning "bad device"."""
-    name = "BERTH_DEVICE_ERROR_EXIT_CODES"
-    text = env.get(name)
-    if text is None:
-        return DEFAULT_DEVICE_ERROR_EXIT_CODES
-    codes = set()
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
-        if not part.isdigit() or not 1 <= int(part) <= 255:
-            raise BerthError(f"{name}: {part!r} is not an exit code (1-255)", field=name)
-        codes.add(int(part))
-    return frozenset(codes)
-
-
-def _count(env: Mapping[str, str], name: str, default: int, maximum: int | None = None) -> int:
-    text = env.get(name, "").strip()
-    if not text:
-        return default
-    if not text.isdigit() or (maximum is not None and int(text) > maximum):
-        limit = f"0-{maximum}" if maximum is not None else "0 or more; 0 disables it"
-        raise BerthError(f"{name}: {text!r} is not a whole number ({limit})", field=name)
-    return int(text)
-
-
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
-    text = env.get(name, "").strip()
-    if not text:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0.1 <= value <= 86_400:
-        raise BerthError(f"{name}: {text!r} is not a number of seconds (0.1-86400)", field=name)
-    return value
-
-
-def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
-    text = env.get(name, "").strip().lower()
-    if not text:
-        return default
-    if text not in ("true", "false", "1", "0"):
-        raise BerthError(f"{name}: {text!r} is not true or false", field=name)
-    return text in ("true", "1")
+def _path_text(raw: object) -> str:
+    return str(_path(raw))
 
 
 def normalise_url(url: str) -> str:
@@ -153,3 +185,289 @@ def normalise_url(url: str) -> str:
         if url.startswith(prefix):
             return "postgresql+psycopg://" + url[len(prefix) :]
     return url
+
+
+def _url(raw: object) -> str:
+    url = normalise_url(_text(raw))
+    if not url.startswith("postgresql+psycopg://"):
+        raise ValueError(f"{raw!r} is not a PostgreSQL URL (postgresql://user@host:port/db)")
+    return url
+
+
+def _server(raw: object) -> str:
+    return _text(raw).rstrip("/")
+
+
+def _whole(low: int, high: int | None = None, *, unit: str = "", note: str = "") -> Parser:
+    span = f"{low}-{high}" if high is not None else f"{low} or more"
+
+    def parse(raw: object) -> int:
+        text = "" if isinstance(raw, bool) else str(raw).strip()
+        if not text.isdigit() or int(text) < low or (high is not None and int(text) > high):
+            raise ValueError(f"{raw!r} is not a whole number{unit} ({span}{note})")
+        return int(text)
+
+    return parse
+
+
+def _seconds(low: float = 0.1, high: float = 86_400) -> Parser:
+    def parse(raw: object) -> float:
+        try:
+            value = -1.0 if isinstance(raw, bool) else float(str(raw).strip())
+        except ValueError:
+            value = -1.0
+        if not low <= value <= high:  # nan fails too
+            raise ValueError(f"{raw!r} is not a number of seconds ({low:g}-{high:g})")
+        return value
+
+    return parse
+
+
+def _flag(raw: object) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text not in ("true", "false", "1", "0"):
+        raise ValueError(f"{raw!r} is not true or false")
+    return text in ("true", "1")
+
+
+def _items(raw: object) -> list[str]:
+    """A comma-separated text or a YAML list, as stripped non-empty items."""
+    parts = raw.split(",") if isinstance(raw, str) else raw
+    if not isinstance(parts, list) or isinstance(raw, bool):
+        raise ValueError(f"{raw!r} is not a list")
+    return [str(p).strip() for p in parts if str(p).strip()]
+
+
+def _names(raw: object) -> tuple[str, ...]:
+    return tuple(_items(raw))
+
+
+def _exit_codes(raw: object) -> frozenset[int]:
+    codes = set()
+    for part in _items(raw):
+        if not part.isdigit() or not 1 <= int(part) <= 255:
+            raise ValueError(f"{part!r} is not an exit code (1-255)")
+        codes.add(int(part))
+    return frozenset(codes)
+
+
+def _tokens(raw: object) -> tuple[Grant, ...]:
+    from api.auth import parse_tokens  # FastAPI is slow to import; most commands never need it
+
+    # The message names the entry, never the token (parse_tokens sees to that).
+    return parse_tokens(",".join(_items(raw)))
+
+
+def _crash_at(raw: object) -> str:
+    text = _text(raw)
+    CrashHook.parse(text)
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One leaf of the tree: where its value comes from, how it is read, what it does."""
+
+    variable: str  # the BERTH_* variable; also the refusal's ``field``
+    path: str  # the leaf in the tree, e.g. "http.port"
+    key: str | None  # in the settings file, e.g. "http.port"; None: a variable only
+    parse: Parser
+    doc: str  # the README's "what it does"
+    flag: str | None = None  # the command-line flag, e.g. "--port"
+    default: str | None = None  # the README's default, when it is worked out at start
+    blank: bool = False  # an empty variable means "none" instead of "unset"
+
+    @property
+    def dest(self) -> str | None:
+        """The flag's name in an argparse namespace."""
+        return self.flag[2:].replace("-", "_") if self.flag else None
+
+
+S = Setting
+SETTINGS: tuple[Setting, ...] = (
+    S("BERTH_DATABASE_URL", "database.url", "database.url", _url,
+      "external PostgreSQL (`postgresql://…`); unset: the embedded server", "--database-url"),
+    S("BERTH_HOME", "database.home", "database.home", _path,
+      "where the embedded PostgreSQL keeps its data (`<home>/pgdata`)", "--home",
+      "`~/.local/share/berth`; `/var/lib/berth` as root"),
+    S("BERTH_DB_STATEMENT_TIMEOUT", "database.connection.statement_seconds",
+      "database.statementTimeoutSeconds", _seconds(),
+      "seconds a ledger statement may run before it fails (a 503)"),
+    S("BERTH_DB_CONNECT_TIMEOUT", "database.connection.connect_seconds",
+      "database.connectTimeoutSeconds", _whole(1, 3600, unit=" of seconds"),
+      "seconds to wait for a ledger connection"),
+    S("BERTH_HOST", "http.host", "http.host", _text,
+      "address the API listens on; not loopback needs `BERTH_TOKENS`", "--host"),
+    S("BERTH_PORT", "http.port", "http.port", _whole(1, 65535), "port the API listens on",
+      "--port"),
+    S("BERTH_TOKENS", "http.tokens", "http.tokens", _tokens,
+      "API bearer tokens, `tok1:admin,tok2:read,tok3:read:ns-a\\|ns-b`; unset: no auth "
+      "(loopback only)"),
+    S("BERTH_METRICS_OPEN", "http.metrics_open", "http.metricsOpen", _flag,
+      "`GET /metrics` without a token although tokens are set"),
+    S("BERTH_WEBHOOK_CERT_DIR", "webhook.cert_dir", "webhook.certDir", _path,
+      "serve the mutating webhook over HTTPS with `tls.crt`/`tls.key` from this folder",
+      "--webhook-cert-dir"),
+    S("BERTH_WEBHOOK_PORT", "webhook.port", "webhook.port", _whole(1, 65535),
+      "HTTPS port of the webhook", "--webhook-port"),
+    S("BERTH_KUBECONFIG", "kube.kubeconfig", "kube.kubeconfig", _path_text,
+      "Kubernetes mode against this cluster (in a pod: the in-cluster config without it)",
+      "--kubeconfig"),
+    S("BERTH_KUBE_CONTEXT", "kube.context", "kube.context", _text,
+      "the kubeconfig context to use; unset: its current context", "--kube-context"),
+    S("BERTH_POD_NAME", "kube.identity", "kube.identity", _text,
+      "this replica's name as the Lease holder (deploy/berth.yaml sets the pod's name)",
+      default="the host name"),
+    S("BERTH_LEASE_NAMESPACE", "kube.lease_namespace", "kube.leaseNamespace", _text,
+      "namespace of the leader Lease", default="the pod's namespace, else `berth-system`"),
+    S("BERTH_LEASE_NAME", "kube.lease_name", "kube.leaseName", _text,
+      "name of the leader Lease"),
+    S("BERTH_LOOP_INTERVAL", "loop.interval", "loop.intervalSeconds", _seconds(0.01),
+      "seconds between admission cycles when nothing changes", "--loop-interval"),
+    S("BERTH_LEADER_LEASE_SECONDS", "loop.lease_seconds", "loop.leaseSeconds", _seconds(),
+      "seconds a leader holds its lease (ledger row or Lease) without renewing it"),
+    S("BERTH_LEADER_POLL_SECONDS", "loop.leader_poll", "loop.leaderPollSeconds", _seconds(),
+      "seconds between a follower's attempts to become leader"),
+    S("BERTH_RECONCILE_SECONDS", "loop.reconcile_seconds", "loop.reconcileSeconds",
+      _seconds(), "seconds between the leader's reconcile passes over the ledger"),
+    S("BERTH_BACKOFF_FIRST_SECONDS", "loop.backoff_first", "loop.backoffFirstSeconds",
+      _seconds(0.01), "first wait after the ledger fails; doubles on each failure"),
+    S("BERTH_BACKOFF_MAX_SECONDS", "loop.backoff_max", "loop.backoffMaxSeconds", _seconds(),
+      "longest wait between retries"),
+    S("BERTH_CRASH_AT", "loop.crash_at", None, _crash_at,
+      "test hook (tests/loop/test_crash_safety.py): SIGKILL the N-th time the loop passes "
+      "`before-commit`, `after-commit` or `mid-actuation` (`<point>[:N]`)"),
+    S("BERTH_HEALTH_CORDON_DEVICES", "health.thresholds.cordon_devices",
+      "health.cordonDevices", _whole(0, note="; 0 disables it"),
+      "cordon a node with this many unhealthy devices"),
+    S("BERTH_HEALTH_CORDON_PERCENT", "health.thresholds.cordon_percent",
+      "health.cordonPercent", _whole(0, 100),
+      "cordon a node with this percent of its devices unhealthy (0 disables it)"),
+    S("BERTH_HEALTH_CORDON_NOT_READY", "health.thresholds.cordon_not_ready",
+      "health.cordonNotReady", _flag, "cordon a node whose Ready condition is not True"),
+    S("BERTH_HEALTH_DEVICE_RESOURCES", "health.thresholds.device_resources",
+      "health.deviceResources", _names, "resources that count as devices (patterns)",
+      blank=True),
+    S("BERTH_DEVICE_ERROR_EXIT_CODES", "health.device_error_exit_codes",
+      "health.deviceErrorExitCodes", _exit_codes,
+      "container exit codes meaning \"bad device\": requeue, mark the node (empty: none)",
+      blank=True),
+    S("BERTH_SIMULATE_TIME_LIMIT", "simulation.time_limit", "simulation.timeLimitSeconds",
+      _seconds(0.01), "seconds a `POST /api/v1/simulate` may take, parsing included"),
+    S("BERTH_SIMULATE_CONCURRENCY", "simulation.concurrency", "simulation.concurrency",
+      _whole(1, unit=" of simulations"), "REST simulations at once; one more is a 503"),
+    S("BERTH_FAIR_SHARING", "fair_sharing.enable", "fairSharing.enable", _flag,
+      "Kueue's fair sharing: borrowers go first, and preempt, by their weighted share of "
+      "what the cohort lends (see below)",
+      "--fair-sharing"),
+    S("BERTH_SERVER", "client.server", "client.server", _server,
+      "the Berth API the REST commands talk to", "--server"),
+    S("BERTH_TOKEN", "client.token", "client.token", _text,
+      "the bearer token the REST commands send"),
+)  # fmt: skip
+BY_KEY = {s.key: s for s in SETTINGS if s.key is not None}
+
+# Keys Kueue's configuration has that Berth refuses with a reason, not as unknown.
+_NOT_HERE = {
+    "fairSharing.preemptionStrategies": "not a setting: Berth's engine preempts by Kueue's "
+    "LessThanOrEqualToFinalShare alone (the preemptor's share with the workload stays at or "
+    "below the target's share without its victim); LessThanInitialShare is not implemented. "
+    "Leave the key out",
+}
+
+
+def load(
+    flags: Mapping[str, object] | None = None, env: Mapping[str, str] | None = None
+) -> Settings:
+    """The tree: ``flags`` (an argparse namespace's ``vars``; None: not given) over ``env``
+    (default ``os.environ``) over the settings file over the defaults."""
+    flags = flags or {}
+    env = os.environ if env is None else env
+    document, source = _file(flags, env)
+    tree: Any = Settings()
+    for setting in SETTINGS:
+        found = _raw(setting, flags, env, document, source)
+        if found is None:
+            continue
+        raw, where = found
+        try:
+            value = setting.parse(raw)
+        except ValueError as exc:
+            raise SettingsError(f"{where}: {exc}", field=setting.variable) from None
+        tree = _replaced(tree, setting.path.split("."), value)
+    return _checked(tree)
+
+
+def _raw(
+    setting: Setting,
+    flags: Mapping[str, object],
+    env: Mapping[str, str],
+    document: Mapping[str, object],
+    source: str,
+) -> tuple[object, str] | None:
+    """The value that wins and where it came from (for the message), or None."""
+    flag = flags.get(setting.dest) if setting.dest else None
+    if flag is not None:
+        return flag, str(setting.flag)
+    text = env.get(setting.variable)
+    if text is not None and (text.strip() or setting.blank):
+        return text, setting.variable
+    if setting.key is not None and document.get(setting.key) is not None:  # null: unset
+        return document[setting.key], f"{source}: {setting.key}"
+    return None
+
+
+def _file(flags: Mapping[str, object], env: Mapping[str, str]) -> tuple[dict[str, object], str]:
+    """The settings file's leaves by dotted key (nothing without a file), and its name."""
+    named = flags.get("config") or env.get(CONFIG_ENV, "").strip()
+    if not named:
+        return {}, ""
+    where = "--config" if flags.get("config") else CONFIG_ENV
+    path = Path(str(named)).expanduser()
+    try:
+        document = yaml.safe_load(path.read_text())
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise SettingsError(f"{where}: {path}: {exc}", field=CONFIG_ENV) from None
+    if document is None:
+        return {}, str(path)
+    if not isinstance(document, dict):
+        raise SettingsError(f"{path}: expected a mapping of sections", field=CONFIG_ENV)
+    leaves = dict(_leaves(document))
+    for key in leaves:
+        if key in _NOT_HERE:
+            raise SettingsError(f"{path}: {key}: {_NOT_HERE[key]}", field=CONFIG_ENV)
+        if key not in BY_KEY:
+            known = ", ".join(sorted({k.split(".")[0] for k in BY_KEY}))
+            raise SettingsError(
+                f"{path}: {key} is not a setting (sections: {known}; README, Settings)",
+                field=CONFIG_ENV,
+            )
+    return leaves, str(path)
+
+
+def _leaves(document: Mapping[object, object], prefix: str = "") -> Iterator[tuple[str, object]]:
+    for name, value in document.items():
+        key = f"{prefix}{name}"
+        if isinstance(value, dict) and key not in BY_KEY:
+            yield from _leaves(value, key + ".")
+        else:
+            yield key, value
+
+
+def _replaced(node: Any, path: list[str], value: object) -> Any:
+    head, *rest = path
+    return replace(node, **{head: _replaced(getattr(node, head), rest, value) if rest else value})
+
+
+def _checked(tree: Settings) -> Settings:
+    """What no single value shows."""
+    loop = tree.loop
+    if loop.backoff_first > loop.backoff_max:
+        raise SettingsError(
+            f"BERTH_BACKOFF_FIRST_SECONDS: {loop.backoff_first:g} is more than "
+            f"BERTH_BACKOFF_MAX_SECONDS ({loop.backoff_max:g})",
+            field="BERTH_BACKOFF_FIRST_SECONDS",
+        )
+    return tree

@@ -35,8 +35,8 @@ class KubeLease:
         namespace: str,
         name: str,
         identity: str,
-        duration_seconds: int = 15,
-        renew_seconds: float = 5.0,
+        duration_seconds: int,
+        renew_seconds: float | None = None,  # None: a third of the duration, as the ledger's
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -45,7 +45,7 @@ class KubeLease:
         self.name = name
         self.identity = identity
         self.duration = duration_seconds
-        self.renew_seconds = renew_seconds
+        self.renew_seconds = duration_seconds / 3 if renew_seconds is None else renew_seconds
         self.clock = clock
         self.monotonic = monotonic
         self._leading = False

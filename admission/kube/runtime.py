@@ -7,9 +7,8 @@ import asyncio
 import contextlib
 import logging
 import os
-import socket
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio import config as k8s_config
@@ -26,33 +25,34 @@ from admission.kube.mode import IN_CLUSTER_ENV
 from admission.kube.pods import JOB_LABEL, PodWatcher
 from admission.kube.reclaim import JobReclaimer
 from admission.kube.status import StatusWriter
-from quota.core.node_health import DEFAULT_DEVICE_ERROR_EXIT_CODES, HealthThresholds
+from quota.core.node_health import HealthThresholds
 from quota.core.workload import QUEUE_NAME_LABEL
 
 log = logging.getLogger(__name__)
 
 
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class KubeSettings:
-    """Where the API server is and how Berth behaves in the cluster."""
+    """Where the API server is and how Berth behaves in the cluster.
 
-    kubeconfig: str | None = None  # None: in-cluster config (when KUBERNETES_SERVICE_HOST)
-    context: str | None = None
+    The fields without a default come from the settings tree (``berth.serve.kube_settings``
+    builds them; ``berth.settings`` holds their defaults and says what each does). The ones
+    with a default are not settings: fixed behaviour the tests turn down or off."""
+
+    kubeconfig: str | None  # None: the in-cluster config (when KUBERNETES_SERVICE_HOST)
+    context: str | None
+    identity: str  # the Lease holder
+    lease_namespace: str
+    lease_name: str
+    lease_seconds: int  # the Lease's leaseDurationSeconds
+    health: HealthThresholds
+    device_error_exit_codes: frozenset[int]
     host: str | None = None  # a plain API URL (kubectl proxy, tests); wins over the others
     queue_label: str = QUEUE_NAME_LABEL
-    lease_namespace: str = field(default_factory=lambda: _own_namespace())
-    lease_name: str = "berth-leader"
-    # The Lease holder: the pod's name (deploy/berth.yaml sets BERTH_POD_NAME), else the host.
-    identity: str = field(
-        default_factory=lambda: os.environ.get("BERTH_POD_NAME") or socket.gethostname()
-    )
     watch_timeout_seconds: int = 300
     status_seconds: float = 5.0
     nodes: bool = True  # watch Nodes into the inventory
     pods: bool = True  # watch Jobs' pods: where they run, device-error exit codes
-    health: HealthThresholds = field(default_factory=HealthThresholds)
-    device_error_exit_codes: frozenset[int] = DEFAULT_DEVICE_ERROR_EXIT_CODES
 
 
 async def api_client(settings: KubeSettings) -> k8s.ApiClient:
@@ -87,7 +87,11 @@ class KubeRuntime:
         """Lease-based leadership among Berth's replicas (the loop's ``Leadership``)."""
         s = self.settings
         return KubeLease(
-            self.kube, namespace=s.lease_namespace, name=s.lease_name, identity=s.identity
+            self.kube,
+            namespace=s.lease_namespace,
+            name=s.lease_name,
+            identity=s.identity,
+            duration_seconds=s.lease_seconds,
         )
 
     def changed(self) -> None:
@@ -169,10 +173,3 @@ async def start_kubernetes(
     runtime.start_status_writer()
     log.info("Kubernetes mode: watching Jobs labelled %s, Berth's CRDs and Nodes", selector)
     return runtime
-
-
-def _own_namespace() -> str:
-    path = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
-    with contextlib.suppress(OSError), open(path) as handle:
-        return handle.read().strip() or "berth-system"
-    return "berth-system"

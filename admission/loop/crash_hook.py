@@ -1,9 +1,10 @@
 """A test hook: kill this process at a named point of the loop (crash-safety tests only).
 
-``BERTH_CRASH_AT=<point>[:N]`` with point ``before-commit``, ``after-commit`` or
-``mid-actuation``: SIGKILL the process the N-th time (default first) the loop passes that
-point; for ``mid-actuation`` N counts actuations delivered. Unset, the hook does nothing.
-This is the only place the variable is read.
+``<point>[:N]`` with point ``before-commit``, ``after-commit`` or ``mid-actuation``: SIGKILL
+the process the N-th time (default first) the loop passes that point; for
+``mid-actuation`` N counts actuations delivered. Empty, the hook does nothing. The tests
+set it as ``BERTH_CRASH_AT`` on a ``berth serve`` process: ``berth.settings`` reads the
+variable like every other, and ``berth serve`` hands the hook to the loop.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import os
 import signal
 from dataclasses import dataclass, field
 
-ENV = "BERTH_CRASH_AT"
 POINTS = ("before-commit", "after-commit", "mid-actuation")
 
 
@@ -23,13 +23,14 @@ class CrashHook:
     seen: dict[str, int] = field(default_factory=dict)
 
     @classmethod
-    def from_env(cls) -> CrashHook:
-        value = os.environ.get(ENV, "").strip()
+    def parse(cls, text: str) -> CrashHook:
+        """The hook ``<point>[:N]`` names (none for ""); ``ValueError`` when malformed."""
+        value = text.strip()
         if not value:
             return cls()
         point, _, count = value.partition(":")
-        if point not in POINTS:
-            raise ValueError(f"{ENV}={value!r}: expected one of {', '.join(POINTS)}[:N]")
+        if point not in POINTS or (count and (not count.isdigit() or int(count) < 1)):
+            raise ValueError(f"{value!r} is not <point>[:N], point one of {', '.join(POINTS)}")
         return cls(point, int(count) if count else 1)
 
     def limit(self, point: str) -> int | None:

@@ -28,7 +28,6 @@ from quota.ledger.connect import ConnectionLimits, libpq_options, libpq_url
 log = logging.getLogger(__name__)
 
 CHECK_TIMEOUT = 5.0  # seconds: a leader whose database does not answer is not leading
-DEFAULT_LEASE_SECONDS = 15.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +88,7 @@ class LedgerLease:
         url: str,
         *,
         identity: str,
-        duration_seconds: float = DEFAULT_LEASE_SECONDS,
+        duration_seconds: float,  # berth.settings: loop.lease_seconds
         limits: ConnectionLimits | None = None,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:

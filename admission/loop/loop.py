@@ -94,7 +94,7 @@ class AdmissionLoop:
         self.actuator = actuator
         self.clock = clock
         self.cache = SnapshotCache(fair_sharing=fair_sharing)
-        self.crash = crash if crash is not None else CrashHook.from_env()
+        self.crash = crash if crash is not None else CrashHook()  # berth serve passes its own
         self.term: int | None = None
         self._reasons_after = 0  # rotation point of detail-only verdict writes
         self._reasons_at = time.perf_counter()  # when the last cycle's budget was given

@@ -33,14 +33,17 @@ _UNAVAILABLE = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunnerConfig:
+    """How the runner paces itself; built from the settings tree's ``loop`` section
+    (``berth.serve.runner_config``), which holds the defaults and documents each one."""
+
     holder: str  # who leads, for logs and the leader term row
-    interval: float = 1.0  # seconds between cycles without a change notification
-    leader_poll: float = 1.0  # seconds between attempts to become leader
-    reconcile_every: float = 60.0
-    backoff_first: float = 0.5
-    backoff_max: float = 15.0
+    interval: float  # seconds between cycles without a change notification
+    leader_poll: float  # seconds between attempts to become leader
+    reconcile_every: float  # seconds between reconcile passes
+    backoff_first: float  # seconds after the first failure, doubled up to backoff_max
+    backoff_max: float
     # Called after every cycle with its duration and decision count (metrics live above).
     on_cycle: Callable[[float, int], None] | None = None
 

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from berth import migrate
 from berth.database import Database, ensure_database
-from berth.settings import Settings, normalise_url
+from berth.settings import DatabaseSettings, normalise_url
 from quota.ledger.apply import apply_objects
 from quota.ledger.repository import Ledger
 from quota.manifests.documents import parse_texts
@@ -34,7 +34,7 @@ def server(database_url: str | None) -> Iterator[str]:
         return
     home = Path(tempfile.mkdtemp(prefix="berth-bench-"))
     home.chmod(0o755)  # as root the embedded server runs as another user
-    database = Database(Settings(database_url=None, home=home))
+    database = Database(DatabaseSettings(home=home))
     try:
         database.open(migrate_to_head=False)
         yield database.url

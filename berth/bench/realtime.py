@@ -23,16 +23,17 @@ from sqlalchemy.orm import sessionmaker
 from admission.intake.workloads import submit_workloads
 from admission.loop.leader import LedgerLease
 from admission.loop.loop import AdmissionLoop
-from admission.loop.runner import RunnerConfig, run_while_leading
+from admission.loop.runner import run_while_leading
 from berth.bench.figures import RunRecord, WorkloadTimes
 from berth.bench.ledger import apply_text
 from berth.bench.runner import SessionScope, SimulatedRunner
 from berth.bench.shapes import Arrival, Shape
+from berth.serve import runner_config
+from berth.settings import LoopSettings
 from quota.ledger.notify import ChangeListener
 from quota.ledger.repository import Ledger
 
 ACTOR = "bench"
-LOOP_INTERVAL = 1.0  # as ``berth serve``; NOTIFY wakes the loop on every change anyway
 SUBMITTERS = 2  # concurrent submitting clients (Kueue's generator creates concurrently too)
 CHUNK = 500  # most arrivals per submitting transaction
 
@@ -72,15 +73,18 @@ class _Run:
     async def run(self, on_progress: Callable[[Progress], None] | None) -> RunRecord:
         stop = asyncio.Event()
         loop = AdmissionLoop(self.sessions, self.runner)
-        config = RunnerConfig(
-            holder="berth-bench",
-            interval=LOOP_INTERVAL,
-            on_cycle=lambda seconds, _: self.cycles.append(seconds),
+        # berth serve's defaults, never the user's settings, so runs compare (NOTIFY wakes
+        # the loop on every change anyway, whatever the interval).
+        defaults = LoopSettings()
+        config = runner_config(
+            defaults, holder="berth-bench", on_cycle=lambda seconds, _: self.cycles.append(seconds)
         )
         leading = asyncio.create_task(
             run_while_leading(
                 loop,
-                LedgerLease(self.url, identity="berth-bench"),
+                LedgerLease(
+                    self.url, identity="berth-bench", duration_seconds=defaults.lease_seconds
+                ),
                 lambda: ChangeListener(self.url),
                 config,
                 stop,

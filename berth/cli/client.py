@@ -1,17 +1,16 @@
-"""The REST client the CLI's read commands use: ``--server`` (default
-http://127.0.0.1:8000, or ``$BERTH_SERVER``) and a bearer token from ``$BERTH_TOKEN``."""
+"""The REST client the CLI's REST commands use, pointed where the settings say
+(``client``: ``--server`` or ``BERTH_SERVER``, the token from ``BERTH_TOKEN``)."""
 
 from __future__ import annotations
 
-import os
+import argparse
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
-DEFAULT_SERVER = "http://127.0.0.1:8000"
-SERVER_ENV = "BERTH_SERVER"
-TOKEN_ENV = "BERTH_TOKEN"
+if TYPE_CHECKING:
+    from berth.settings import ClientSettings
 
 
 class ApiError(Exception):
@@ -24,17 +23,25 @@ class ApiError(Exception):
         self.message = message
 
 
+def connect(args: argparse.Namespace) -> BerthClient:
+    """A client for the server the settings name (``--server`` first)."""
+    # Here, not at the top: building the CLI's parser imports this module, and the
+    # settings tree imports the ledger's driver.
+    from berth import settings
+
+    return BerthClient(settings.load(vars(args)).client)
+
+
 class BerthClient:
     def __init__(
         self,
-        server: str | None = None,
-        token: str | None = None,
+        settings: ClientSettings,
         *,
         timeout: float = 10.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        self.server = (server or os.environ.get(SERVER_ENV) or DEFAULT_SERVER).rstrip("/")
-        token = token if token is not None else os.environ.get(TOKEN_ENV)
+        self.server = settings.server
+        token = settings.token
         headers = {"authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.Client(
             base_url=self.server, headers=headers, timeout=timeout, transport=transport

@@ -9,7 +9,7 @@ from berth.database import Database
 
 
 def run(args: argparse.Namespace) -> int:
-    database = Database(settings.load(database_url=args.database_url, home=args.home))
+    database = Database(settings.load(vars(args)).database)
     database.open(migrate_to_head=False)
     try:
         print(f"ledger: {database.description}")

@@ -15,7 +15,18 @@ from quota.core.errors import BerthError
 EXIT_INVALID = 2
 
 
+def config_flag(parser: argparse.ArgumentParser) -> None:
+    """``--config FILE``: the settings file (README, Settings); flags and variables win."""
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="settings file (YAML, README 'Settings'; default $BERTH_CONFIG); "
+        "flags and BERTH_* variables win over it",
+    )
+
+
 def _database_flags(parser: argparse.ArgumentParser) -> None:
+    config_flag(parser)
     parser.add_argument(
         "--database-url",
         help="external PostgreSQL (e.g. postgresql://postgres@127.0.0.1:5432/berth); "
@@ -38,8 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the API server (and the ledger)")
     _database_flags(serve)
-    serve.add_argument("--host", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, help="port to listen on (default 8000)")
+    serve.add_argument(
+        "--host", help="address to listen on (default $BERTH_HOST, else 127.0.0.1)"
+    )
+    serve.add_argument(
+        "--port", type=int, help="port to listen on (default $BERTH_PORT, else 8000)"
+    )
     serve.add_argument(
         "--no-loop",
         action="store_true",
@@ -48,11 +63,16 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--loop-interval",
         type=float,
-        default=1.0,
         metavar="SECONDS",
-        help="seconds between admission cycles when nothing changes (default 1)",
+        help="seconds between admission cycles when nothing changes (default "
+        "$BERTH_LOOP_INTERVAL, else 1)",
     )
-
+    serve.add_argument(
+        "--fair-sharing",
+        action=argparse.BooleanOptionalAction,
+        help="Kueue's fair sharing: admit and preempt by weighted share (default "
+        "$BERTH_FAIR_SHARING, else off)",
+    )
     serve.add_argument(
         "--demo",
         action="store_true",
@@ -61,14 +81,21 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--kubeconfig",
         help="Kubernetes mode: watch Jobs, Berth's CRDs and Nodes in this cluster "
-        "(in a pod, the in-cluster config is used without this flag)",
+        "(default $BERTH_KUBECONFIG; in a pod, the in-cluster config is used without it)",
+    )
+    serve.add_argument(
+        "--kube-context", help="the kubeconfig's context (default $BERTH_KUBE_CONTEXT)"
     )
     serve.add_argument(
         "--webhook-cert-dir",
         help="serve the mutating webhook over HTTPS with tls.crt/tls.key from this folder "
         "(default: $BERTH_WEBHOOK_CERT_DIR)",
     )
-    serve.add_argument("--webhook-port", type=int, help="HTTPS port of the webhook (default 8443)")
+    serve.add_argument(
+        "--webhook-port",
+        type=int,
+        help="HTTPS port of the webhook (default $BERTH_WEBHOOK_PORT, else 8443)",
+    )
 
     db = commands.add_parser("db", help="ledger migrations")
     _database_flags(db)
@@ -119,10 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="Berth API URL (default $BERTH_SERVER or http://127.0.0.1:8000); "
         "token from $BERTH_TOKEN",
     )
+    config_flag(why)
     top = commands.add_parser("top", help="ClusterQueue quota usage bars")
     top.add_argument("--server", help="Berth API URL (default $BERTH_SERVER)")
+    config_flag(top)
 
-    node_cli.add_parser(commands)
+    config_flag(node_cli.add_parser(commands))
 
     simulate = commands.add_parser("simulate", help="run a what-if scenario offline")
     simulate.add_argument("file", help="scenario YAML (- for standard input)")
@@ -137,8 +166,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command == "serve" and args.demo and (args.no_loop or args.kubeconfig):
-        parser.error("--demo feeds its own jobs to the admission loop: drop --no-loop/--kubeconfig")
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

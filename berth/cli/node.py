@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from berth.cli.client import ApiError, BerthClient
+from berth.cli.client import ApiError, connect
 
 # Verb -> the health state it moves the node to.
 MOVES = {
@@ -19,7 +19,7 @@ MOVES = {
 EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
 
 
-def add_parser(commands: Any) -> None:
+def add_parser(commands: Any) -> argparse.ArgumentParser:
     node = commands.add_parser(
         "node", help="node repair workflow: cordon, repair, validate, return; history"
     )
@@ -27,11 +27,13 @@ def add_parser(commands: Any) -> None:
     node.add_argument("name", metavar="NODE")
     node.add_argument("--why", default="", help="why (kept in the node's history)")
     node.add_argument("--server", help="Berth API URL (default $BERTH_SERVER)")
+    parser: argparse.ArgumentParser = node
+    return parser
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        with BerthClient(args.server) as client:
+        with connect(args) as client:
             if args.action == "history":
                 print(render_history(client.get(f"/api/v1/nodes/{args.name}/history")), end="")
                 return EXIT_OK

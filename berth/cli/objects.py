@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         print("error: delete needs KIND NAME or -f FILE", file=sys.stderr)
         return EXIT_INVALID
 
-    database = Database(settings.load(database_url=args.database_url, home=args.home))
+    database = Database(settings.load(vars(args)).database)
     database.open()
     try:
         with database.session() as session:

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from api.estimate import format_duration
-from berth.cli.client import ApiError, BerthClient
+from berth.cli.client import ApiError, BerthClient, connect
 from quota.core.quantity import QuantityError, parse_quantity
 
 EXIT_OK = 0
@@ -229,7 +229,7 @@ def _columns(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def _guarded(args: argparse.Namespace, action: Callable[[BerthClient], object]) -> int:
     try:
-        with BerthClient(getattr(args, "server", None)) as client:
+        with connect(args) as client:
             action(client)
     except ApiError as exc:
         print(f"error: {exc.message}", file=sys.stderr)

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from builders.reads import World, job, pool, serve
 
 from api.auth import Grant, Role, check_bind, parse_tokens
+from berth import settings
 from berth.cli.client import ApiError, BerthClient
 
 pytestmark = pytest.mark.db
@@ -198,7 +199,7 @@ def test_cli_client_uses_the_token_from_the_environment(
     api: httpx.Client, monkeypatch: pytest.MonkeyPatch, token: str, status: int
 ) -> None:
     monkeypatch.setenv("BERTH_TOKEN", token)
-    with BerthClient(str(api.base_url)) as client:
+    with BerthClient(settings.load({"server": str(api.base_url)}).client) as client:
         try:
             got = 200 if client.workload("team-a", "mine")["name"] == "mine" else 0
         except ApiError as exc:

@@ -187,8 +187,8 @@ def partitioned(db_url: str, tmp_path: Path) -> Iterator[tuple[Callable[[], None
     """Berth (its real database and readiness check) reaching PostgreSQL through a proxy
     the test can freeze; yields (freeze, client)."""
     with proxied(db_url) as (proxy, url):
-        config = settings.load(database_url=url, home=str(tmp_path))
-        database = Database(config)
+        config = settings.load({"database_url": url, "home": str(tmp_path)}, env={})
+        database = Database(config.database)
         database.open(migrate_to_head=False)
         context = AppContext(
             session_scope=database.session,

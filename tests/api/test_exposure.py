@@ -134,4 +134,4 @@ def test_settings_carry_the_timeouts_the_lease_and_the_metrics_choice(monkeypatc
     monkeypatch.setenv("BERTH_LEADER_LEASE_SECONDS", "9")
     monkeypatch.setenv("BERTH_METRICS_OPEN", "true")
     loaded = settings.load()
-    assert (loaded.connection.statement_seconds, loaded.lease_seconds, loaded.metrics_open) == (12.5, 9.0, True)
+    assert (loaded.database.connection.statement_seconds, loaded.loop.lease_seconds, loaded.http.metrics_open) == (12.5, 9.0, True)

@@ -9,8 +9,10 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from admission.kube.jobs import SessionScope
-from admission.kube.runtime import KubeRuntime, KubeSettings, start_kubernetes
+from admission.kube.runtime import KubeRuntime, start_kubernetes
 from admission.loop.loop import AdmissionLoop
+from berth.serve import kube_settings
+from berth.settings import Settings
 from builders.fakeapi import FakeApiServer, FakeKubectl
 from quota.core.workload import QUEUE_NAME_LABEL, WorkloadState
 from quota.ledger.repository import Ledger
@@ -113,7 +115,7 @@ async def berth(
 ) -> AsyncIterator[Cluster]:
     """Berth's Kubernetes runtime and loop over the fake API server (``nodes``: watch Nodes
     and Pods too)."""
-    settings = KubeSettings(host=fake_api.url, nodes=nodes, status_seconds=0.2)
+    settings = kube_settings(Settings(), host=fake_api.url, nodes=nodes, status_seconds=0.2)
     runtime = await start_kubernetes(settings, sessions, lambda: None)
     try:
         async with asyncio.timeout(10):

@@ -15,7 +15,9 @@ from sqlalchemy.orm import sessionmaker
 
 from admission.kube.client import Kube
 from admission.kube.jobs import SessionScope
-from admission.kube.runtime import KubeSettings, api_client
+from admission.kube.runtime import api_client
+from berth.serve import kube_settings
+from berth.settings import Settings
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 _DB_TESTS = ("test_end_to_end.py", "test_mirror.py")
@@ -55,7 +57,7 @@ def with_crds(kubectl: FakeKubectl) -> FakeKubectl:
 
 @pytest.fixture
 async def kube(fake_api: FakeApiServer) -> AsyncIterator[Kube]:
-    client = Kube(await api_client(KubeSettings(host=fake_api.url)))
+    client = Kube(await api_client(kube_settings(Settings(), host=fake_api.url)))
     try:
         yield client
     finally:

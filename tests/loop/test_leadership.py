@@ -13,7 +13,9 @@ from builders.loop import Ledgered, RecordingActuator, job, pool
 from admission.loop.actuation import Actuation
 from admission.loop.leader import LedgerLease
 from admission.loop.loop import AdmissionLoop, LostLeadership
-from admission.loop.runner import RunnerConfig, run_while_leading
+from admission.loop.runner import run_while_leading
+from berth.serve import runner_config
+from berth.settings import LoopSettings
 from quota.ledger.notify import ChangeListener
 
 pytestmark = pytest.mark.asyncio
@@ -44,7 +46,8 @@ class Replica:
         self.leadership = LedgerLease(ledgered.url, identity=name, duration_seconds=lease)
         self.loop = AdmissionLoop(ledgered.sessions, self.actuator)
         self.stop = asyncio.Event()
-        config = RunnerConfig(holder=name, interval=0.2, leader_poll=0.2, backoff_first=0.1)
+        quick = LoopSettings(interval=0.2, leader_poll=0.2, backoff_first=0.1)
+        config = runner_config(quick, holder=name)
         self.task = asyncio.create_task(
             run_while_leading(
                 self.loop, self.leadership, lambda: ChangeListener(ledgered.url), config, self.stop

@@ -34,12 +34,6 @@ def test_refuses_a_home_below_a_closed_folder_and_changes_nothing(tmp_path: Path
     assert closed.stat().st_mode & 0o777 == 0o700, "the closed folder was widened"
 
 
-def test_home_comes_from_the_environment_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("BERTH_HOME", "/srv/berth-data")
-    assert default_home() == Path("/srv/berth-data")
-
-
-def test_root_keeps_its_data_outside_home_folders(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("BERTH_HOME", raising=False)
+def test_root_keeps_its_data_outside_home_folders() -> None:
     expected = Path("/var/lib/berth") if os.geteuid() == 0 else Path.home() / ".local/share/berth"
     assert default_home() == expected

@@ -21,7 +21,7 @@ from admission.simulate.limits import (
 from admission.simulate.output import render_compact, to_dict
 from admission.simulate.run import simulate
 from admission.simulate.scenario import Scenario, parse_scenario
-from berth.settings import simulation_limits
+from berth import settings
 from quota.core.errors import BerthError
 
 OBJECTS = [flavor(), cluster_queue("cq", 2), local_queue("ns", "cq")]
@@ -127,7 +127,7 @@ def test_the_defaults_refuse_the_scenario_that_took_the_server_to_2_gb() -> None
     ],
 )
 def test_the_time_limit_and_concurrency_are_settings(env: dict[str, str], time_limit: float, concurrency: int) -> None:
-    limits = simulation_limits(env)
+    limits = settings.load(env=env).simulation
     assert (limits.time_limit, limits.concurrency) == (time_limit, concurrency)
     assert limits.max_workload_rows == SimulationLimits().max_workload_rows  # the caps are fixed
 
@@ -145,5 +145,5 @@ def test_the_time_limit_and_concurrency_are_settings(env: dict[str, str], time_l
 )
 def test_a_bad_setting_is_refused_naming_the_variable(name: str, value: str) -> None:
     with pytest.raises(BerthError) as caught:
-        simulation_limits({name: value})
+        settings.load(env={name: value})
     assert caught.value.field == name
