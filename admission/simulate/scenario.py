@@ -93,7 +93,7 @@ def parse_duration(value: object) -> timedelta:
     """Parse ``0s``, ``90s``, ``5m``, ``1h30m`` (hours, minutes, seconds in that order), at
     most ``MAX_DURATION``."""
     text = value if isinstance(value, str) else None
-    match = _DURATION.match(text) if text else None
+    match = _DURATION.fullmatch(text) if text else None
     if match is None or not any(match.groupdict().values()):
         raise DurationError(f"{value!r} is not a duration (expected e.g. 0s, 90s, 5m, 1h30m)")
     hours, minutes, seconds = (int(match[part] or 0) for part in ("h", "m", "s"))

@@ -30,7 +30,7 @@ MAX_GRACE = timedelta(days=7)
 
 def parse_grace(text: str) -> timedelta:
     """``10m``, ``90s``, ``1h30m`` → a positive duration of at most 7 days; ValueError else."""
-    match = _DURATION.match(text.strip())
+    match = _DURATION.fullmatch(text.strip())
     if match is None or not any(match.groups()):
         raise ValueError(f"{text!r} is not a duration (expected e.g. 90s, 10m, 1h30m)")
     hours, minutes, seconds = (int(group or 0) for group in match.groups())

@@ -83,7 +83,7 @@ def parse_prices(text: str) -> dict[str, Price]:
             raise PriceError(f"{resource} is priced twice")
         amount_text, _, per_text = value.partition("/")
         amount_text = amount_text.strip()
-        if not _PRICE.match(amount_text):
+        if not _PRICE.fullmatch(amount_text):
             raise PriceError(
                 f"price {amount_text!r} of {resource} must be a non-negative decimal with at "
                 "most 6 decimal places (e.g. 2.50)"

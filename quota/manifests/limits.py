@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Hashable, Mapping
 from typing import Any, TypeAlias
 
@@ -69,7 +70,7 @@ def render_path(path: _Path) -> str:
         text = str(segment).replace(NUL, "\\0").encode(errors="backslashreplace").decode()
         if len(text) > _SHOWN_KEY:
             text = text[:_SHOWN_KEY] + "…"
-        parts.append(f".{text}" if _PLAIN_KEY.match(text) else f"[{text}]")
+        parts.append(f".{text}" if _PLAIN_KEY.fullmatch(text) else f"[{text}]")
     return "".join(reversed(parts)).removeprefix(".")
 
 
@@ -205,11 +206,19 @@ def read_documents(text: str, source: str) -> list[tuple[int, object]]:
         ) from exc
     except yaml.YAMLError as exc:
         raise InvalidInput([Problem(yaml_message(exc), source, count)]) from exc
+    except ValueError as exc:  # an integer past Python's digit limit, while constructing
+        raise InvalidInput([Problem(_number_problem(exc), source, count)]) from exc
     return docs
 
 
 class _NotJson(ValueError):
     pass
+
+
+def _number_problem(exc: ValueError) -> str:
+    if "digits" in str(exc):
+        return f"a number has more than {sys.get_int_max_str_digits()} digits: {exc}"
+    return f"not a valid value: {exc}"
 
 
 def load_json(text: str | bytes, source: str, *, document: int | None = None) -> object:
@@ -221,6 +230,8 @@ def load_json(text: str | bytes, source: str, *, document: int | None = None) ->
         raise InvalidInput([Problem(DEPTH_MESSAGE, source, document)]) from exc
     except json.JSONDecodeError as exc:
         raise _NotJson(str(exc)) from exc
+    except ValueError as exc:  # an integer past Python's digit limit
+        raise InvalidInput([Problem(_number_problem(exc), source, document)]) from exc
     check_document(doc, source, document)
     return doc
 

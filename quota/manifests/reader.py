@@ -38,7 +38,7 @@ _QUALIFIED = re.compile(QUALIFIED_PATTERN)
 
 def dns_name(value: str) -> str | None:
     """Object names and references: a DNS-1123 subdomain."""
-    if len(value) > 253 or not _SUBDOMAIN.match(value):
+    if len(value) > 253 or not _SUBDOMAIN.fullmatch(value):
         return (
             f"{value!r} is not a valid name: use lowercase letters, digits, '-' and '.', "
             "starting and ending with a letter or digit (at most 253 characters)"
@@ -48,7 +48,7 @@ def dns_name(value: str) -> str | None:
 
 def dns_label(value: str) -> str | None:
     """Namespace and pod-set names: a DNS-1123 label (no dots, at most 63 characters)."""
-    if len(value) > 63 or not _LABEL.match(value):
+    if len(value) > 63 or not _LABEL.fullmatch(value):
         return (
             f"{value!r} is not a valid name here: use lowercase letters, digits and '-', "
             "starting and ending with a letter or digit (at most 63 characters)"
@@ -59,7 +59,7 @@ def dns_label(value: str) -> str | None:
 def qualified_name(value: str) -> str | None:
     """Resource names and label keys: an optional DNS prefix and '/', then a name."""
     prefix, _, name = value.rpartition("/")
-    if len(name) > 63 or len(prefix) > 253 or not _QUALIFIED.match(value):
+    if len(name) > 63 or len(prefix) > 253 or not _QUALIFIED.fullmatch(value):
         return f"{value!r} is not a valid resource or label name (e.g. cpu, memory, nvidia.com/gpu)"
     return None
 

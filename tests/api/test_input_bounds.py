@@ -181,3 +181,33 @@ def test_an_alias_bomb_is_refused_by_the_alias_bound(world: httpx.Client, path: 
     assert "YAML aliases expand to more than" in response.json()["error"]["message"]
 
 
+
+
+# --- numbers and names past what the parsers take --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "headers"),
+    [
+        pytest.param('{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x", "namespace": "ns"}, "spec": {"parallelism": ' + "9" * 5000 + "}}", JSON, id="a 5,000-digit JSON integer"),
+        pytest.param("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x, namespace: ns}\nspec: {parallelism: " + "9" * 5000 + "}\n", YAML, id="a 5,000-digit YAML integer"),
+    ],
+)
+def test_an_integer_past_the_digit_limit_is_a_422(world: httpx.Client, body: str, headers: dict[str, str]) -> None:
+    response = world.post("/api/v1/workloads", content=body, headers=headers)
+    assert response.status_code == 422, response.text
+    assert "more than 4300 digits" in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param("ns\n", id="a trailing newline"),
+        pytest.param("ns\nother", id="a newline inside"),
+    ],
+)
+def test_a_name_with_a_newline_is_refused_naming_the_field(world: httpx.Client, name: str) -> None:
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    response = world.post("/api/v1/apply", content=json.dumps(namespace), headers=JSON)
+    assert response.status_code == 422, response.text
+    assert response.json()["error"]["field"] == "metadata.name"
