@@ -30,12 +30,10 @@ from quota.core.model import (
     Topology,
 )
 from quota.core.reasons import EvictionReason, WaitReason
-from quota.core.workload import Workload, WorkloadState
+from quota.core.workload import HOLDS_QUOTA, WAITING, Workload, WorkloadState
 from quota.manifests.documents import ManifestObject
 
 MAX_CYCLES = 1000
-_HOLDING = (WorkloadState.ADMITTED, WorkloadState.EVICTING)
-_WAITING = (WorkloadState.PENDING, WorkloadState.DEACTIVATED)  # the engine gives their reasons
 # Evictions that let a ``berth.dev/checkpoint-grace`` run first (as the loop does).
 _GRACEFUL = (str(EvictionReason.PREEMPTED), str(EvictionReason.NODE_UNHEALTHY))
 
@@ -215,7 +213,7 @@ class _World:
         evicted = []
         for eviction in result.evicted:
             workload = self.workloads.get(eviction.key)
-            if workload is None or workload.state not in _HOLDING:
+            if workload is None or workload.state not in HOLDS_QUOTA:
                 continue
             grace = checkpoint_grace(workload) if eviction.reason in _GRACEFUL else None
             if grace is not None and workload.state is WorkloadState.ADMITTED:
@@ -278,7 +276,7 @@ class _World:
         return StepOutcome(step.index, step.at_text, now, views, preempted, usage)
 
     def _view(self, workload: Workload) -> WorkloadView:
-        if workload.state not in _WAITING:
+        if workload.state not in WAITING:
             return WorkloadView(workload, self.borrowing.get(workload.key, False))
         status = self.pending.get(workload.key) or _unevaluated(workload)
         return WorkloadView(workload, status=status)
@@ -306,7 +304,7 @@ def _queue_usage(cq: ClusterQueue, views: tuple[WorkloadView, ...]) -> QueueUsag
     admitted = pending = 0
     for view in views:
         workload = view.workload
-        if workload.state in _HOLDING and workload.admission is not None:
+        if workload.state in HOLDS_QUOTA and workload.admission is not None:
             if workload.admission.cluster_queue != cq.name:
                 continue
             admitted += 1

@@ -22,6 +22,18 @@ class WorkloadState(StrEnum):
     DEACTIVATED = "Deactivated"
 
 
+# The states whose admission counts as usage: admitted, or chosen as a victim and still
+# checkpointing. The one definition: the engine, the simulator, the loop, the Kubernetes
+# adapter and the ledger's SQL all read it.
+HOLDS_QUOTA: frozenset[WorkloadState] = frozenset(
+    {WorkloadState.ADMITTED, WorkloadState.EVICTING}
+)
+# The same states as the ledger's ``state`` column spells them, for ``state = ANY(:holding)``.
+HOLDS_QUOTA_SQL: tuple[str, ...] = tuple(sorted(str(state) for state in HOLDS_QUOTA))
+# The states the engine gives wait reasons for: queued, or deactivated by an admin.
+WAITING: frozenset[WorkloadState] = frozenset({WorkloadState.PENDING, WorkloadState.DEACTIVATED})
+
+
 # Pod-template annotations Kueue defines for topology-aware scheduling.
 REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
 PREFERRED_TOPOLOGY = "kueue.x-k8s.io/podset-preferred-topology"

@@ -12,7 +12,6 @@ from typing import Any
 
 import httpx
 import sqlalchemy as sa
-from builders.served import running, served
 from fastapi import FastAPI
 from sqlalchemy.orm import sessionmaker
 
@@ -21,6 +20,7 @@ from admission.loop.actuation import Actuation
 from admission.loop.loop import AdmissionLoop
 from api.auth import Grant
 from api.deps import AppContext, Readiness
+from builders.served import running, served
 from quota.ledger.apply import apply_objects
 from quota.ledger.connect import Transactions
 from quota.ledger.repository import Ledger

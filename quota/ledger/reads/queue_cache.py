@@ -18,13 +18,12 @@ from sqlalchemy.orm import Session
 
 from quota.core.model import ClusterQueue, Cohort
 from quota.core.tree import FlavorResource
-from quota.core.workload import WorkloadState
+from quota.core.workload import HOLDS_QUOTA_SQL
 from quota.ledger.errors import translated
 from quota.ledger.reads.queues import QueueStatus, load_cohorts, load_queues, pool_of, statuses_of
 
 # The tables the objects are read from: a write to any of them moves its mark.
 _TABLES = ["cohorts", "cluster_queues", "resource_groups", "quotas"]
-_HOLDING = [str(WorkloadState.ADMITTED), str(WorkloadState.EVICTING)]
 _ATTEMPTS = 3
 
 Marks = tuple[tuple[str, int], ...]
@@ -128,7 +127,10 @@ def _marks(rows: Iterable[tuple[Any, Any]]) -> Marks:
 def _figures(session: Session, pool: Sequence[str], wanted: Sequence[str]) -> _Figures:
     rows = session.execute(
         _FIGURES,
-        {"tables": _TABLES, "pool": list(pool), "names": list(wanted), "holding": _HOLDING},
+        {
+            "tables": _TABLES, "pool": list(pool), "names": list(wanted),
+            "holding": list(HOLDS_QUOTA_SQL),
+        },
     ).all()
     marks: list[tuple[Any, Any]] = []
     usage: dict[str, dict[FlavorResource, int]] = {}

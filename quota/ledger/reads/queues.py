@@ -16,11 +16,10 @@ from sqlalchemy.orm import Session
 
 from quota.core.model import ClusterQueue, Cohort, ResourceGroup
 from quota.core.tree import FlavorResource, QuotaTree
-from quota.core.workload import WorkloadState
+from quota.core.workload import HOLDS_QUOTA_SQL
 from quota.ledger.errors import translated
 from quota.ledger.objects import KINDS, read_groups
 
-_HOLDING = [str(WorkloadState.ADMITTED), str(WorkloadState.EVICTING)]
 _QUEUES = KINDS["ClusterQueue"]
 _COHORTS = KINDS["Cohort"]
 
@@ -233,7 +232,7 @@ def _counts(
             "WHERE state = ANY(CAST(:holding AS text[])) "
             "AND cluster_queue = ANY(CAST(:names AS text[])) GROUP BY 1"
         ),
-        {"names": list(names), "holding": _HOLDING},
+        {"names": list(names), "holding": list(HOLDS_QUOTA_SQL)},
     ).all()
     return by_reason, {queue: int(count) for queue, count in admitted}
 

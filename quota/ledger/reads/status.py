@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import ColumnElement, and_, func, select
 from sqlalchemy.orm import Session
 
-from quota.core.workload import WorkloadState
+from quota.core.workload import HOLDS_QUOTA_SQL, WorkloadState
 from quota.ledger import codec
 from quota.ledger.errors import translated
 from quota.ledger.objects import table_of
@@ -17,7 +17,6 @@ from quota.ledger.schema import LocalQueueRow
 from quota.ledger.workloads import WORKLOADS
 
 _LOCAL_QUEUES = table_of(LocalQueueRow)
-_HOLDING = (str(WorkloadState.ADMITTED), str(WorkloadState.EVICTING))
 _PENDING = str(WorkloadState.PENDING)
 
 
@@ -51,7 +50,7 @@ def cluster_queue_counts(session: Session) -> dict[str, QueueCounts]:
     usage: dict[str, dict[str, dict[str, int]]] = {}
     holding = session.execute(
         select(WORKLOADS.c.cluster_queue, WORKLOADS.c.admission).where(
-            WORKLOADS.c.state.in_(_HOLDING), WORKLOADS.c.cluster_queue.is_not(None)
+            WORKLOADS.c.state.in_(HOLDS_QUOTA_SQL), WORKLOADS.c.cluster_queue.is_not(None)
         )
     ).all()
     for name, stored in holding:
@@ -79,7 +78,7 @@ def local_queue_counts(session: Session) -> dict[tuple[str, str], QueueCounts]:
     """Pending and admitted counts per LocalQueue ``(namespace, name)``."""
     rows = session.execute(
         select(WORKLOADS.c.namespace, WORKLOADS.c.queue_name, WORKLOADS.c.state, func.count())
-        .where(WORKLOADS.c.state.in_((_PENDING, *_HOLDING)))
+        .where(WORKLOADS.c.state.in_((_PENDING, *HOLDS_QUOTA_SQL)))
         .group_by(WORKLOADS.c.namespace, WORKLOADS.c.queue_name, WORKLOADS.c.state)
     ).all()
     counts: dict[tuple[str, str], dict[str, int]] = {}
