@@ -51,7 +51,7 @@ from admission.engine.workload import (
 from quota.core.model import ClusterQueue, QueueingStrategy, ReclaimWithinCohort
 from quota.core.reasons import WaitReason
 from quota.core.tree import FlavorResource, QuotaTree
-from quota.core.workload import Admission, Workload, WorkloadState
+from quota.core.workload import Admission, Workload, WorkloadState, pending_order
 
 Usage = Mapping[FlavorResource, int]
 
@@ -340,7 +340,7 @@ class _Cycle:
         share = 0
         if self.snapshot.fair_sharing:
             share = dominant_share(self.tree, cq.name, cq.fair_sharing_weight, usage)
-        return (True, share, -workload.priority, workload.created_at, workload.key)
+        return (True, share, *pending_order(workload))
 
     def _decide(self, cq: ClusterQueue, workload: Workload, outcome: Outcome,
                 shape_: int) -> bool:

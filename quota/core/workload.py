@@ -129,3 +129,16 @@ class Workload:
         """Back in the queue after an eviction: its quota released, one more eviction."""
         return replace(self, state=WorkloadState.PENDING, admission=None, admitted_at=None,
                        eviction_count=self.eviction_count + 1, evicted_at=None)
+
+
+# A place in a ClusterQueue's pending order: (-priority, creation time, key).
+PendingOrder = tuple[int, datetime, str]
+
+
+def pending_order(workload: Workload, key: str | None = None) -> PendingOrder:
+    """The pending order (smaller goes first): higher priority, then older, then the key
+    ``namespace/name`` as Python compares strings (by code point). The one definition:
+    the engine's queues, positions and cohort heads sort by it, and the ledger's
+    ``pending_order_by`` is its SQL. ``key``: the workload's key when the caller has it
+    (formatting it costs, once per pending workload per cycle)."""
+    return (-workload.priority, workload.created_at, workload.key if key is None else key)

@@ -37,6 +37,7 @@ from quota.ledger.workloads import (
     change_values,
     current_id,
     from_workload_row,
+    pending_order_by,
     workload_row,
 )
 from quota.manifests.kinds import HEALTH_ANNOTATION
@@ -205,7 +206,7 @@ class Ledger:
         namespace: str | None = None,
         cluster_queue: str | None = None,
     ) -> builtins.list[Workload]:
-        """Workloads in ``states`` (all when ``None``), in pending order: priority, then age."""
+        """Workloads in ``states`` (all when ``None``), in pending order (``pending_order``)."""
         query = select(WORKLOADS)
         if states is not None:
             query = query.where(WORKLOADS.c.state.in_([str(s) for s in states]))
@@ -213,7 +214,7 @@ class Ledger:
             query = query.where(WORKLOADS.c.namespace == namespace)
         if cluster_queue is not None:
             query = query.where(WORKLOADS.c.cluster_queue == cluster_queue)
-        query = query.order_by(WORKLOADS.c.priority.desc(), WORKLOADS.c.created_at, WORKLOADS.c.id)
+        query = query.order_by(*pending_order_by())
         return [from_workload_row(row) for row in self.session.execute(query).mappings()]
 
     @translated

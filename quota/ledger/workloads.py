@@ -22,6 +22,15 @@ from quota.ledger.schema import WorkloadRow
 WORKLOADS = table_of(WorkloadRow)
 
 
+def pending_order_by() -> tuple[ColumnElement[Any], ...]:
+    """``ORDER BY`` for ``quota.core.workload.pending_order``, tie-breaks included: priority
+    descending, creation time, then the key ``namespace || '/' || name`` in collation "C"
+    (by code point, as Python compares strings: the database's own collation may ignore
+    punctuation, and ``(namespace, name)`` or the row id would break ties differently)."""
+    key = (WORKLOADS.c.namespace + "/" + WORKLOADS.c.name).collate("C")
+    return (WORKLOADS.c.priority.desc(), WORKLOADS.c.created_at, key)
+
+
 def _aware(value: datetime | None, field: str) -> datetime | None:
     # A naive time would be read back shifted by the session's time zone: refuse it here.
     if value is not None and value.tzinfo is None:
