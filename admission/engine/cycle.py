@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from admission.engine import reasons
+from admission.engine import reasons, transitions
 from admission.engine.candidates import FailedSearches
 from admission.engine.capacity import Capacity, demands
 from admission.engine.checks import (
@@ -513,7 +513,7 @@ class _Cycle:
     def _admit_as(self, cq: str, workload: Workload, admission: Admission,
                   usage: Usage, borrows: bool) -> None:
         self.tree.add(cq, usage)
-        admitted = workload.admitted_as(admission, self.now)
+        admitted = transitions.admitted(workload, admission, self.now)
         self.holdings.add(cq, admitted, dict(usage))
         self.fresh.add(workload.key)
         self.admitted.append(AdmissionDecision(workload.key, admission, borrows))

@@ -7,7 +7,7 @@ A workload is what waits for quota: a batch/v1 Job (one pod set ``main``) or a K
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
@@ -121,14 +121,7 @@ class Workload:
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
-    def admitted_as(self, admission: Admission, at: datetime) -> Workload:
-        """This workload holding quota by ``admission`` since ``at``."""
-        return replace(self, state=WorkloadState.ADMITTED, admission=admission, admitted_at=at)
-
-    def requeued(self) -> Workload:
-        """Back in the queue after an eviction: its quota released, one more eviction."""
-        return replace(self, state=WorkloadState.PENDING, admission=None, admitted_at=None,
-                       eviction_count=self.eviction_count + 1, evicted_at=None)
+    # What a decision does to a workload is ``admission.engine.transitions``.
 
 
 # A place in a ClusterQueue's pending order: (-priority, creation time, key).

@@ -13,7 +13,7 @@ from datetime import datetime
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from quota.core.checkpoints import CHECKPOINT_LOCATION, CHECKPOINTED_AT, format_time, parse_time
+from quota.core.checkpoints import CHECKPOINTED_AT, with_checkpoint
 from quota.core.cycle_writes import Event
 from quota.core.errors import Conflict, NotFound
 from quota.core.workload import Workload, WorkloadState
@@ -44,15 +44,11 @@ def record_checkpoint(
             f"Workload {namespace}/{name} has finished; a checkpoint no longer matters",
             field="name",
         )
-    annotations = dict(row["annotations"])
-    stamp = format_time(at)
-    previous = annotations.get(CHECKPOINTED_AT)
-    stored = _parsed(previous) if previous is not None else None
-    if stored is not None and stored >= at:
+    previous = row["annotations"].get(CHECKPOINTED_AT)
+    annotations = with_checkpoint(row["annotations"], at, location)
+    if annotations is None:
         return from_workload_row(row), False  # stale or repeated: the newer one stands
-    annotations[CHECKPOINTED_AT] = stamp
-    if location is not None:
-        annotations[CHECKPOINT_LOCATION] = location
+    stamp = annotations[CHECKPOINTED_AT]
     updated = (
         session.execute(
             text(
@@ -83,10 +79,3 @@ def record_checkpoint(
         },
     )
     return from_workload_row(updated), True
-
-
-def _parsed(text_value: str) -> datetime | None:
-    try:
-        return parse_time(text_value)
-    except ValueError:
-        return None
