@@ -13,12 +13,13 @@ from sqlalchemy.orm import Session
 from quota.core.cycle_writes import Event, Verdict
 from quota.core.metering import IntervalEnd
 from quota.core.workload import HOLDS_QUOTA_SQL, Workload, WorkloadState
+from quota.ledger.audit import AuditEntry, write_audit
+from quota.ledger.bulk import dump_json
 from quota.ledger.decisions import (
-    add_audit,
+    WORKLOAD_KIND,
     add_events,
     close_reasons,
     close_usage,
-    dump_json,
     open_reasons,
 )
 from quota.ledger.errors import translated
@@ -99,11 +100,13 @@ def finish_locked(
         now,
     )
     finished = str(WorkloadState.FINISHED)
-    add_audit(
+    write_audit(
         session,
         actor,
         [
-            (
+            AuditEntry(
+                "update",
+                WORKLOAD_KIND,
                 row["namespace"],
                 row["name"],
                 {"state": row["state"], "version": row["version"]},

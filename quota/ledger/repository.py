@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from quota.core.errors import Conflict, InvalidInput, NotFound, Problem
 from quota.core.model import ClusterQueue, Cohort, Node, NodeHealth, ResourceGroup
 from quota.core.workload import Workload, WorkloadState
+from quota.ledger.audit import AuditEntry, write_audit
 from quota.ledger.errors import translated
 from quota.ledger.nodes import record_transition
 from quota.ledger.objects import (
@@ -178,10 +179,9 @@ class Ledger:
         new_id: int = self.session.execute(
             insert(WORKLOADS).values(**values).returning(WORKLOADS.c.id)
         ).scalar_one()
-        self._write_audit(
-            actor, "create", WORKLOAD_KIND, workload.namespace, workload.name,
-            before=None, after=audit_json(row, 1),
-        )  # fmt: skip
+        write_audit(self.session, actor, [AuditEntry(
+            "create", WORKLOAD_KIND, workload.namespace, workload.name, None, audit_json(row, 1),
+        )])  # fmt: skip
         return new_id
 
     @translated
@@ -262,29 +262,8 @@ class Ledger:
         after: dict[str, Any] | None,
     ) -> None:
         namespace = row["namespace"] if spec.namespaced else None
-        self._write_audit(actor, action, spec.kind, namespace, row["name"], before, after)
-
-    def _write_audit(
-        self,
-        actor: str,
-        action: str,
-        kind: str,
-        namespace: str | None,
-        name: str,
-        before: dict[str, Any] | None,
-        after: dict[str, Any] | None,
-    ) -> None:
-        self.session.execute(
-            insert(_AUDIT).values(
-                actor=actor,
-                action=action,
-                kind=kind,
-                namespace=namespace,
-                name=name,
-                before=before,
-                after=after,
-            )
-        )
+        entry = AuditEntry(action, spec.kind, namespace, row["name"], before, after)
+        write_audit(self.session, actor, [entry])
 
 
 def _health_set(session: Session, node: Node, before: NodeHealth | None, actor: str) -> None:
