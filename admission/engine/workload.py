@@ -123,9 +123,6 @@ class Holdings:
             self.evicting[cq] -= 1
             self.evicting_changes += 1
 
-    def in_queue(self, cq: str) -> list[Workload]:
-        return [workload for _, workload in self.entries(cq)]
-
     def entries(self, cq: str) -> list[tuple[str, Workload]]:
         """(key, workload) of the ClusterQueue's holders, sorted by key (do not modify)."""
         found = self._sorted.get(cq)
