@@ -46,12 +46,7 @@ class Eviction:
     """A holder after an eviction; ``grace`` is set while it runs on to its checkpoint."""
 
     workload: Workload
-    grace: timedelta | None = None
-
-    @property
-    def releases(self) -> bool:
-        """Whether its quota is given back now (no grace to run on)."""
-        return self.grace is None
+    grace: timedelta | None = None  # None: its quota is released now
 
 
 def evicted(workload: Workload, reason: str, now: datetime) -> Eviction:

@@ -39,7 +39,6 @@ from quota.core.workload import HOLDS_QUOTA, WAITING, Workload, WorkloadState
 from quota.manifests.documents import ManifestObject
 
 MAX_CYCLES = 1000
-# Evictions that let a ``berth.dev/checkpoint-grace`` run first (as the loop does).
 
 
 class SimulationError(BerthError):
@@ -190,7 +189,8 @@ class _World:
         return released
 
     def settle(self, now: datetime) -> tuple[str, ...]:
-        """Run cycles at ``now`` until nothing is admitted or evicted; return the evicted."""
+        """Run cycles at ``now`` until nothing is admitted or evicted; return the evicted
+        whose quota was released, in eviction order."""
         released: list[str] = []
         for _ in range(self.cap):
             self._may_cycle(now)
