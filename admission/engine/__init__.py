@@ -15,6 +15,8 @@ In reading order:
   data, each waiting workload's verdict and position.
 - ``cycle``: one admission cycle, written as named steps.
 - ``node_faults``: which admitted workloads a node fault evicts.
+- ``transitions``: what an admission, an eviction, a checkpoint or a grace expiry does to
+  a workload; the loop's plan and the simulator both move workloads through it.
 - ``stored_form``: a verdict as the ledger stores it.
 - ``shapes``, ``collector``: caches kept across cycles; the garbage collector held off.
 """

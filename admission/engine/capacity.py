@@ -29,13 +29,13 @@ from admission.engine.topology import (
     topology_request,
 )
 from admission.engine.types import Reason, Snapshot
-from quota.core.model import Node, NodeHealth, ResourceFlavor, Toleration, Topology
+from quota.core.model import Node, ResourceFlavor, Toleration, Topology
+from quota.core.node_health import takes_work
 from quota.core.workload import PodSet, PodSetPlacement, Workload
 
 if TYPE_CHECKING:
     from admission.engine.flavors import PodSetPlan
 
-_OUT_OF_SERVICE = frozenset({NodeHealth.CORDONED, NodeHealth.REPAIRING, NodeHealth.VALIDATING})
 # Taints Kubernetes puts on sick or cordoned nodes: counted as unhealthy capacity (repair
 # removes them), not as a reason the pod does not tolerate the node.
 _HEALTH_TAINTS = frozenset({
@@ -73,9 +73,7 @@ class _Room:
         listed = {*node.capacity, *node.allocatable}
         healthy = {r: node.allocatable.get(r, node.capacity.get(r, 0)) for r in listed}
         self.devices = {r: max(node.capacity.get(r, healthy[r]), healthy[r]) for r in listed}
-        in_service = (not node.unschedulable and node.ready
-                      and node.health not in _OUT_OF_SERVICE)
-        self.healthy = healthy if in_service else dict.fromkeys(listed, 0)
+        self.healthy = healthy if takes_work(node) else dict.fromkeys(listed, 0)
         self.used: dict[str, int] = {}
 
     def limit(self, resource: str, repaired: bool) -> int | None:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from admission.engine import reasons
+from admission.engine import reasons, transitions
 from admission.engine.candidates import FailedSearches
 from admission.engine.capacity import Capacity, demands
 from admission.engine.checks import (
@@ -51,7 +51,7 @@ from admission.engine.workload import (
 from quota.core.model import ClusterQueue, QueueingStrategy, ReclaimWithinCohort
 from quota.core.reasons import WaitReason
 from quota.core.tree import FlavorResource, QuotaTree
-from quota.core.workload import Admission, Workload, WorkloadState
+from quota.core.workload import Admission, Workload, WorkloadState, pending_order
 
 Usage = Mapping[FlavorResource, int]
 
@@ -340,7 +340,7 @@ class _Cycle:
         share = 0
         if self.snapshot.fair_sharing:
             share = dominant_share(self.tree, cq.name, cq.fair_sharing_weight, usage)
-        return (True, share, -workload.priority, workload.created_at, workload.key)
+        return (True, share, *pending_order(workload))
 
     def _decide(self, cq: ClusterQueue, workload: Workload, outcome: Outcome,
                 shape_: int) -> bool:
@@ -513,7 +513,7 @@ class _Cycle:
     def _admit_as(self, cq: str, workload: Workload, admission: Admission,
                   usage: Usage, borrows: bool) -> None:
         self.tree.add(cq, usage)
-        admitted = workload.admitted_as(admission, self.now)
+        admitted = transitions.admitted(workload, admission, self.now)
         self.holdings.add(cq, admitted, dict(usage))
         self.fresh.add(workload.key)
         self.admitted.append(AdmissionDecision(workload.key, admission, borrows))

@@ -16,12 +16,12 @@ from datetime import datetime
 
 from admission.engine.workload import request_problem
 from quota.core.tree import FlavorResource, QuotaTree
-from quota.core.workload import Workload
+from quota.core.workload import Workload, pending_order
 
 # The least a workload could be admitted with: (resource, milli-units), positive amounts.
 Need = tuple[tuple[str, int], ...]
-# One pending workload in queue order: (-priority, creation time, key, workload, need).
-# Keys are unique, so sorting never compares the workload itself.
+# One pending workload in queue order: (-priority, creation time, key, workload, need),
+# its ``pending_order`` first. Keys are unique, so sorting never compares the workload.
 Entry = tuple[int, datetime, str, Workload, Need]
 
 
@@ -34,7 +34,7 @@ def entry(key: str, workload: Workload) -> Entry | None:
     if len(pod_sets) != 1:
         if request_problem(workload) is not None:
             return None
-        return (-workload.priority, workload.created_at, key, workload, least_need(workload))
+        return (*pending_order(workload, key), workload, least_need(workload))
     pod_set = pod_sets[0]
     count, least = pod_set.count, pod_set.min_count
     if count < 1 or (least is not None and not 1 <= least <= count):
@@ -46,7 +46,7 @@ def entry(key: str, workload: Workload) -> Entry | None:
             need.append((name, amount * pods))
         elif amount < 0:
             return None
-    return (-workload.priority, workload.created_at, key, workload, tuple(need))
+    return (*pending_order(workload, key), workload, tuple(need))
 
 
 def least_need(workload: Workload) -> Need:

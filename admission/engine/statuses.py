@@ -18,7 +18,7 @@ from admission.engine import reasons
 from admission.engine.collector import collector_paused
 from admission.engine.types import PendingStatus, Reason
 from quota.core.reasons import WaitReason
-from quota.core.workload import Workload
+from quota.core.workload import PendingOrder, Workload, pending_order
 
 _PENDING = WaitReason.PENDING_EVALUATION
 
@@ -139,7 +139,7 @@ class PendingStatuses(Mapping[str, PendingStatus]):
         return self._places
 
     def _positions(self) -> dict[str, int]:
-        by_queue: dict[str, list[tuple[int, object, str]]] = {}
+        by_queue: dict[str, list[PendingOrder]] = {}
         workloads, queues = self._workloads, self._queues
         deactivated = WaitReason.DEACTIVATED
         for key, entry in self._waiting.items():
@@ -149,7 +149,7 @@ class PendingStatuses(Mapping[str, PendingStatus]):
             if any(r.code is deactivated for r in entry.reasons):
                 continue  # a deactivated workload is out of the queue: it takes no place
             workload = workloads[key]
-            by_queue.setdefault(cq, []).append((-workload.priority, workload.created_at, key))
+            by_queue.setdefault(cq, []).append(pending_order(workload, key))
         positions: dict[str, int] = {}
         for order in by_queue.values():
             order.sort()

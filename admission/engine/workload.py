@@ -10,15 +10,19 @@ from datetime import datetime
 from quota.core.checkpoints import CHECKPOINT_GRACE as CHECKPOINT_GRACE
 from quota.core.checkpoints import checkpoint_grace as checkpoint_grace
 from quota.core.tree import FlavorResource
-from quota.core.workload import PREFERRED_TOPOLOGY, REQUIRED_TOPOLOGY, Workload, WorkloadState
+from quota.core.workload import (
+    HOLDS_QUOTA,
+    PREFERRED_TOPOLOGY,
+    REQUIRED_TOPOLOGY,
+    WAITING,
+    Workload,
+    WorkloadState,
+)
 
 
 def holds_quota(workload: Workload) -> bool:
     """Admitted or still checkpointing after eviction: its admission counts as usage."""
-    return workload.admission is not None and workload.state in (
-        WorkloadState.ADMITTED,
-        WorkloadState.EVICTING,
-    )
+    return workload.admission is not None and workload.state in HOLDS_QUOTA
 
 
 def grace_ends(workload: Workload) -> datetime | None:
@@ -30,7 +34,7 @@ def grace_ends(workload: Workload) -> datetime | None:
 
 
 def is_pending(workload: Workload) -> bool:
-    return workload.state in (WorkloadState.PENDING, WorkloadState.DEACTIVATED)
+    return workload.state in WAITING
 
 
 def is_deactivated(workload: Workload) -> bool:
@@ -118,9 +122,6 @@ class Holdings:
         if workload.state is WorkloadState.EVICTING:
             self.evicting[cq] -= 1
             self.evicting_changes += 1
-
-    def in_queue(self, cq: str) -> list[Workload]:
-        return [workload for _, workload in self.entries(cq)]
 
     def entries(self, cq: str) -> list[tuple[str, Workload]]:
         """(key, workload) of the ClusterQueue's holders, sorted by key (do not modify)."""

@@ -21,7 +21,7 @@ from admission.intake.nodes import degrade
 from admission.kube.client import Obj
 from admission.kube.jobs import SessionScope
 from quota.core.node_health import device_error
-from quota.core.workload import Workload, WorkloadState
+from quota.core.workload import HOLDS_QUOTA, Workload
 from quota.ledger import nodes as ledger_nodes
 from quota.ledger.repository import Ledger
 
@@ -29,7 +29,6 @@ log = logging.getLogger(__name__)
 
 ACTOR = "kubernetes:pod-watcher"
 JOB_LABEL = "job-name"  # the Job controller labels every pod it creates with its Job's name
-_HOLDING = (WorkloadState.ADMITTED, WorkloadState.EVICTING)
 _DONE = ("Succeeded", "Failed")
 
 
@@ -174,7 +173,7 @@ class PodWatcher:
 def _run_start(workload: Workload | None) -> datetime | None:
     """From when a pod belongs to the workload's current run: creation timestamps have
     whole seconds, so a second of slack."""
-    if workload is None or workload.state not in _HOLDING or workload.admitted_at is None:
+    if workload is None or workload.state not in HOLDS_QUOTA or workload.admitted_at is None:
         return None
     return workload.admitted_at.replace(microsecond=0) - timedelta(seconds=1)
 

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from admission.engine.statuses import PendingStatuses
 from admission.engine.stored_form import StoredForms, verdict_of
+from admission.engine.transitions import CHECKPOINTED, admitted, evicted, requeue_due
 from admission.engine.types import CycleResult, EvictionDecision, PendingStatus, Reason
-from admission.engine.workload import checkpoint_grace
 from admission.loop.actuation import ADMIT, CHECKPOINT, EVICT, REASON, Actuation
 from admission.loop.reason_budget import rotation
-from quota.core.checkpoints import checkpointed_at, reports_after
+from quota.core.checkpoints import checkpointed_at
 from quota.core.cycle_writes import (
     NO_VERDICT,
     Event,
@@ -31,9 +31,6 @@ from quota.core.cycle_writes import (
 from quota.core.model import ResourceFlavor
 from quota.core.reasons import EvictionReason, WaitReason
 from quota.core.workload import Admission, Workload, WorkloadState
-
-# Evictions that give a ``berth.dev/checkpoint-grace`` before the Job is stopped.
-_GRACEFUL = frozenset({EvictionReason.PREEMPTED, EvictionReason.NODE_UNHEALTHY})
 
 
 @dataclass(slots=True)
@@ -78,15 +75,8 @@ def plan_cycle(
             "borrowing": decision.borrowing,
             "flavors": {p.name: dict(p.flavors) for p in decision.admission.pod_sets},
         }
-        _transition(
-            plan,
-            record,
-            WorkloadState.ADMITTED,
-            decision.admission,
-            now,
-            (Event("Admitted", None, details),),
-            admits=True,
-        )
+        moved = admitted(record.workload, decision.admission, now)
+        _transition(plan, record, moved, now, (Event("Admitted", None, details),), admits=True)
         plan.actions.append(
             Actuation(
                 decision.key,
@@ -152,19 +142,16 @@ def plan_requeues(records: Mapping[str, WorkloadRecord], now: datetime) -> Cycle
     for key in sorted(records):
         record = records[key]
         workload = record.workload
-        if workload.state is not WorkloadState.EVICTING:
+        requeue = requeue_due(workload, now)
+        if requeue is None:
             continue
-        grace = checkpoint_grace(workload) or timedelta(0)
-        saved = checkpointed_at(workload)
-        evicted_at = record.evicted_at
-        if reports_after(saved, evicted_at) and saved is not None:
-            event = Event("Requeued", "Checkpointed", {"checkpointedAt": saved.isoformat()})
-        elif evicted_at is None or evicted_at + grace <= now:
-            event = Event("Requeued", "CheckpointGraceExpired", {"grace": str(grace)})
+        saved = requeue.saved
+        if requeue.why == CHECKPOINTED and saved is not None:
+            event = Event("Requeued", requeue.why, {"checkpointedAt": saved.isoformat()})
         else:
-            continue
+            event = Event("Requeued", requeue.why, {"grace": str(requeue.grace)})
         why = record.eviction_reason or str(EvictionReason.PREEMPTED)
-        _transition(plan, record, WorkloadState.PENDING, None, now, (event,), releases=True,
+        _transition(plan, record, requeue.workload, now, (event,), releases=True,
                     end_reason=why, lost_from=saved)
         message = f"{key} evicted: {why}, {event.reason}; suspended until admitted again"
         reason = Reason(WaitReason.PENDING_EVALUATION, message,
@@ -214,45 +201,21 @@ def _evict(
         details["preemptor"] = eviction.preemptor
     if eviction.cause is not None:
         details["why"] = str(eviction.cause)
-    grace = checkpoint_grace(workload) if eviction.reason in _GRACEFUL else None
-    evicted = Event("Evicted", eviction.reason, details)
+    moved = evicted(workload, eviction.reason, now)
+    event = Event("Evicted", eviction.reason, details)
     end = str(eviction.reason)
-    saved = checkpointed_at(workload)
-    if grace is not None:
-        details["grace"] = str(grace)
-        _transition(plan, record, WorkloadState.EVICTING, workload.admission, now, (evicted,),
-                    evicts=True, end_reason=end)
+    if moved.grace is not None:
+        details["grace"] = str(moved.grace)
+        _transition(plan, record, moved.workload, now, (event,), evicts=True, end_reason=end)
         # It keeps running (and holding quota) until it checkpoints or the grace ends.
         plan.actions.append(Actuation(workload.key, workload.kind, CHECKPOINT,
-                                      requested_at=now, deadline=now + grace))
+                                      requested_at=now, deadline=now + moved.grace))
         return
-    if eviction.reason == EvictionReason.DEACTIVATED:
-        _transition(
-            plan,
-            record,
-            WorkloadState.DEACTIVATED,
-            None,
-            now,
-            (evicted,),
-            evicts=True,
-            releases=True,
-            end_reason=end,
-            lost_from=saved,
-        )
-    else:
-        requeued = Event("Requeued", eviction.reason, {})
-        _transition(
-            plan,
-            record,
-            WorkloadState.PENDING,
-            None,
-            now,
-            (evicted, requeued),
-            evicts=True,
-            releases=True,
-            end_reason=end,
-            lost_from=saved,
-        )
+    events: tuple[Event, ...] = (event,)
+    if moved.workload.state is WorkloadState.PENDING:
+        events += (Event("Requeued", eviction.reason, {}),)
+    _transition(plan, record, moved.workload, now, events, evicts=True, releases=True,
+                end_reason=end, lost_from=checkpointed_at(workload))
     plan.actions.append(
         Actuation(workload.key, workload.kind, EVICT, reason=_eviction_reason(workload, eviction))
     )
@@ -282,8 +245,7 @@ def _eviction_reason(workload: Workload, eviction: EvictionDecision) -> Reason:
 def _transition(
     plan: CyclePlan,
     record: WorkloadRecord,
-    state: WorkloadState,
-    admission: Admission | None,
+    moved: Workload,
     now: datetime,
     events: tuple[Event, ...],
     *,
@@ -293,6 +255,8 @@ def _transition(
     end_reason: str | None = None,
     lost_from: datetime | None = None,
 ) -> None:
+    """Plan writing ``moved`` (what ``transitions`` made of the record's workload): the
+    flags tell the ledger which usage, counts and stamps the change opens or closes."""
     workload = record.workload
     plan.transitions.append(
         Transition(
@@ -301,8 +265,8 @@ def _transition(
             workload.namespace,
             workload.name,
             workload.state,
-            state,
-            admission,
+            moved.state,
+            moved.admission,
             events,
             admits=admits,
             evicts=evicts,
@@ -311,22 +275,13 @@ def _transition(
             lost_from=lost_from,
         )
     )
-    admitted_at = now if admits else (workload.admitted_at if admission is not None else None)
-    moved = replace(
-        workload,
-        state=state,
-        admission=admission,
-        admitted_at=admitted_at,
-        eviction_count=workload.eviction_count + (1 if evicts else 0),
-        evicted_at=now if evicts else (None if admits else workload.evicted_at),
-    )
     # Built directly, not with replace(): this runs once per decision, thousands per cycle.
     plan.records[workload.key] = WorkloadRecord(
         record.id,
         record.version + 1,
         moved,
         NO_VERDICT,
-        now if evicts else (None if admits else record.evicted_at),
+        moved.evicted_at,
         end_reason if evicts else (None if admits else record.eviction_reason),
     )
 

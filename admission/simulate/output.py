@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from admission.simulate.limits import result_too_large
 from admission.simulate.run import QueueUsage, SimulationResult, StepOutcome, WorkloadView
 from quota.core.quantity import format_quantity
-from quota.core.workload import WorkloadState
+from quota.core.workload import HOLDS_QUOTA, WorkloadState
 
 
 def to_dict(result: SimulationResult) -> dict[str, object]:
@@ -76,7 +76,7 @@ def _workload(view: WorkloadView) -> dict[str, object]:
                 shown["nodes"] = dict(placement.nodes)
                 if placement.level is not None:
                     shown["topology"] = {placement.level: placement.domain}
-        if workload.state in (WorkloadState.ADMITTED, WorkloadState.EVICTING):
+        if workload.state in HOLDS_QUOTA:
             body["borrowing"] = view.borrowing
     return body
 

@@ -5,19 +5,24 @@ Time is ``epoch + step.at``; nothing reads the real clock. At every instant that
 steps) the engine runs until it neither admits nor evicts. Only the steps' instants are
 reported. A victim with a grace is ``Evicting`` (holding its quota) until a ``checkpointed``
 event names it or its deadline passes; then it is evicted and requeued.
+
+Each cycle is the durable loop's: first the evictions node faults call for (work on a
+node out of the pool, ``node_faults``), then the engine; every decision moves a workload
+through ``transitions``, as the loop's plan does, so both say the same of a scenario.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from admission.engine.cycle import run_cycle
-from admission.engine.types import CycleResult, PendingStatus, Reason, Snapshot
+from admission.engine.node_faults import node_evictions
+from admission.engine.transitions import admitted, checkpointed, evicted, requeue_due
+from admission.engine.types import CycleResult, EvictionDecision, PendingStatus, Reason, Snapshot
 from admission.simulate.limits import SimulationStopped, too_many_cycles
 from admission.simulate.scenario import WORKLOAD_KINDS, Scenario, Step, format_duration
-from quota.core.checkpoints import CHECKPOINTED_AT, checkpoint_grace, format_time
 from quota.core.errors import BerthError
 from quota.core.model import (
     ClusterQueue,
@@ -29,15 +34,11 @@ from quota.core.model import (
     ResourceFlavor,
     Topology,
 )
-from quota.core.reasons import EvictionReason, WaitReason
-from quota.core.workload import Workload, WorkloadState
+from quota.core.reasons import WaitReason
+from quota.core.workload import HOLDS_QUOTA, WAITING, Workload, WorkloadState
 from quota.manifests.documents import ManifestObject
 
 MAX_CYCLES = 1000
-_HOLDING = (WorkloadState.ADMITTED, WorkloadState.EVICTING)
-_WAITING = (WorkloadState.PENDING, WorkloadState.DEACTIVATED)  # the engine gives their reasons
-# Evictions that let a ``berth.dev/checkpoint-grace`` run first (as the loop does).
-_GRACEFUL = (str(EvictionReason.PREEMPTED), str(EvictionReason.NODE_UNHEALTHY))
 
 
 class SimulationError(BerthError):
@@ -140,7 +141,8 @@ class _World:
             for key in [k for k, at in self.finish_at.items() if at == due]:
                 self._finish(key)
             for key in [k for k, at in self.grace_until.items() if at == due]:
-                self._evict(key)
+                del self.grace_until[key]  # due: whatever the victim did, the timer is spent
+                self._requeue(key, due)
             if due < now:
                 self.settle(due)
 
@@ -178,24 +180,30 @@ class _World:
                 self.grace_until.pop(key, None)
         released = []
         for key in step.checkpointed:
-            workload = self.workloads[key]
-            notes = {**workload.annotations, CHECKPOINTED_AT: format_time(now)}
-            self.workloads[key] = replace(workload, annotations=notes)
-            if workload.state is WorkloadState.EVICTING:
-                self._evict(key)
+            reported = checkpointed(self.workloads[key], now)
+            if reported is None:
+                continue  # it had reported a newer one: this report changes nothing
+            self.workloads[key] = reported
+            if self._requeue(key, now):
                 released.append(key)
         return released
 
     def settle(self, now: datetime) -> tuple[str, ...]:
-        """Run cycles at ``now`` until nothing is admitted or evicted; return the evicted."""
-        evicted: list[str] = []
+        """Run cycles at ``now`` until nothing is admitted or evicted; return the evicted
+        whose quota was released, in eviction order."""
+        released: list[str] = []
         for _ in range(self.cap):
             self._may_cycle(now)
-            result = run_cycle(self.snapshot(), now)
+            snapshot = self.snapshot()
+            faults = node_evictions(snapshot.workloads, snapshot.nodes)
+            if faults:
+                released.extend(self._evict_all(faults, now))
+                snapshot = self.snapshot()
+            result = run_cycle(snapshot, now)
             self.pending = result.pending
             if not result.admitted and not result.evicted:
-                return tuple(evicted)
-            evicted.extend(self._record(result, now))
+                return tuple(released)
+            released.extend(self._record(result, now))
         raise SimulationError(
             f"the engine kept admitting or evicting at {format_duration(now - self.epoch)}: "
             f"no fixed point after {self.cap} cycles"
@@ -212,34 +220,43 @@ class _World:
 
     def _record(self, result: CycleResult, now: datetime) -> list[str]:
         # Victims first: they give back quota that the same cycle's admissions may rely on.
-        evicted = []
-        for eviction in result.evicted:
-            workload = self.workloads.get(eviction.key)
-            if workload is None or workload.state not in _HOLDING:
-                continue
-            grace = checkpoint_grace(workload) if eviction.reason in _GRACEFUL else None
-            if grace is not None and workload.state is WorkloadState.ADMITTED:
-                # It keeps running and holding its quota while it checkpoints.
-                self.workloads[eviction.key] = replace(
-                    workload, state=WorkloadState.EVICTING, evicted_at=now)
-                self.grace_until[eviction.key] = now + grace
-                continue
-            self._evict(eviction.key)
-            evicted.append(eviction.key)
+        released = self._evict_all(result.evicted, now)
         for decision in result.admitted:
             key = decision.key
-            self.workloads[key] = self.workloads[key].admitted_as(decision.admission, now)
+            self.workloads[key] = admitted(self.workloads[key], decision.admission, now)
             self.borrowing[key] = decision.borrowing
             if key in self.runtimes:
                 self.finish_at[key] = now + self.runtimes[key]
-        return evicted
+        return released
 
-    def _evict(self, key: str) -> None:
-        """Back to the queue, its quota released."""
-        workload = self.workloads[key]
+    def _evict_all(self, evictions: Sequence[EvictionDecision], now: datetime) -> list[str]:
+        """Carry out ``evictions`` of holders; the keys whose quota was released now (the
+        others keep running to their checkpoint until their grace ends)."""
+        released = []
+        for eviction in evictions:
+            workload = self.workloads.get(eviction.key)
+            if workload is None or workload.state not in HOLDS_QUOTA:
+                continue
+            moved = evicted(workload, eviction.reason, now)
+            self.workloads[eviction.key] = moved.workload
+            if moved.grace is not None:
+                self.grace_until[eviction.key] = now + moved.grace
+                continue
+            self.finish_at.pop(eviction.key, None)
+            self.grace_until.pop(eviction.key, None)
+            released.append(eviction.key)
+        return released
+
+    def _requeue(self, key: str, now: datetime) -> bool:
+        """Send an evicting victim back to the queue if it checkpointed or its grace is
+        over by ``now``; whether it went."""
+        requeue = requeue_due(self.workloads[key], now)
+        if requeue is None:
+            return False
         self.finish_at.pop(key, None)
         self.grace_until.pop(key, None)
-        self.workloads[key] = workload.requeued()
+        self.workloads[key] = requeue.workload
+        return True
 
     def _finish(self, key: str) -> None:
         self.finish_at.pop(key, None)
@@ -278,7 +295,7 @@ class _World:
         return StepOutcome(step.index, step.at_text, now, views, preempted, usage)
 
     def _view(self, workload: Workload) -> WorkloadView:
-        if workload.state not in _WAITING:
+        if workload.state not in WAITING:
             return WorkloadView(workload, self.borrowing.get(workload.key, False))
         status = self.pending.get(workload.key) or _unevaluated(workload)
         return WorkloadView(workload, status=status)
@@ -306,7 +323,7 @@ def _queue_usage(cq: ClusterQueue, views: tuple[WorkloadView, ...]) -> QueueUsag
     admitted = pending = 0
     for view in views:
         workload = view.workload
-        if workload.state in _HOLDING and workload.admission is not None:
+        if workload.state in HOLDS_QUOTA and workload.admission is not None:
             if workload.admission.cluster_queue != cq.name:
                 continue
             admitted += 1

@@ -42,7 +42,7 @@ from quota.core.model import (
     ResourceQuota,
     WithinClusterQueue,
 )
-from quota.core.workload import PodSet, Workload, WorkloadState
+from quota.core.workload import PendingOrder, PodSet, Workload, WorkloadState, pending_order
 
 TARGET_MS = 200  # the goal for the default shape, on one core
 GPU = "nvidia.com/gpu"
@@ -237,11 +237,11 @@ def floor_seconds(snapshot: Snapshot) -> float:
     for _ in range(3):
         gc.collect()
         start = time.process_time()
-        queues: dict[tuple[str, str], list[tuple[int, datetime, str]]] = {}
+        queues: dict[tuple[str, str], list[PendingOrder]] = {}
         for key, workload in snapshot.workloads.items():
             if workload.admission is None:
                 queues.setdefault((workload.namespace, workload.queue_name), []).append(
-                    (-workload.priority, workload.created_at, key))
+                    pending_order(workload, key))
         for entries in queues.values():
             entries.sort()
         best = min(best, time.process_time() - start)

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 
 from admission.engine.cycle import run_cycle
 from admission.engine.shapes import ShapeMemo
+from admission.engine.transitions import admitted, evicted
 from admission.engine.types import Snapshot
 from berth.bench.figures import RunRecord, WorkloadTimes
 from berth.bench.shapes import Arrival
@@ -111,11 +112,13 @@ class _Ideal:
             for eviction in result.evicted:
                 self._release(eviction.key, now)
                 self.due.pop(eviction.key, None)
-                self.workloads[eviction.key] = self.workloads[eviction.key].requeued()
+                # Arrivals carry no checkpoint grace: every victim releases at once.
+                self.workloads[eviction.key] = evicted(
+                    self.workloads[eviction.key], eviction.reason, at).workload
                 self.evictions[eviction.key] = self.evictions.get(eviction.key, 0) + 1
             for decision in result.admitted:
                 key = decision.key
-                self.workloads[key] = self.workloads[key].admitted_as(decision.admission, at)
+                self.workloads[key] = admitted(self.workloads[key], decision.admission, at)
                 self.admissions += 1
                 self.held_since[key] = now
                 self.times[key][1] = now / 1000

@@ -10,6 +10,7 @@ eviction would lose, which victim choice and metering both read.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
 from quota.core.workload import Workload
@@ -96,6 +97,24 @@ def checkpointed_at(workload: Workload) -> datetime | None:
         return parse_time(text)
     except ValueError:
         return None
+
+
+def with_checkpoint(
+    annotations: Mapping[str, str], at: datetime, location: str | None = None
+) -> dict[str, str] | None:
+    """``annotations`` recording a checkpoint made at ``at`` (and where it is kept); None
+    when they already record one at least as new (a stale or repeated report)."""
+    previous = annotations.get(CHECKPOINTED_AT)
+    try:
+        stored = None if previous is None else parse_time(previous)
+    except ValueError:
+        stored = None  # unreadable: the new report replaces it
+    if stored is not None and stored >= at:
+        return None
+    recorded = {**annotations, CHECKPOINTED_AT: format_time(at)}
+    if location is not None:
+        recorded[CHECKPOINT_LOCATION] = location
+    return recorded
 
 
 def lost_since(workload: Workload) -> datetime | None:

@@ -3,7 +3,8 @@
 ``Healthy → Degraded → Cordoned → Repairing → Validating → Healthy``. Watching a Node only
 ever escalates (a device that came back after an XID error is not trusted until a repair
 and a validation say so); the way back to the pool is the operator's. Cordoned, Repairing
-and Validating nodes take no work, and what runs on them is evicted (``health_evictions``).
+and Validating nodes are out of the pool (``OUT_OF_POOL``): they take no work
+(``takes_work``), and what runs on them is evicted (``admission.engine.node_faults``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,13 @@ from quota.core.quantity import MILLI
 
 # States in which a node takes no new work and its workloads are evicted.
 OUT_OF_POOL = frozenset({NodeHealth.CORDONED, NodeHealth.REPAIRING, NodeHealth.VALIDATING})
+
+
+def takes_work(node: Node) -> bool:
+    """Whether new pods may go to ``node``: schedulable, Ready, and not out of the pool
+    (a Degraded node still runs work on its good devices). The one definition: node
+    capacity in the engine and the dashboard's pool read it."""
+    return not node.unschedulable and node.ready and node.health not in OUT_OF_POOL
 
 # What an operator may move a node to, from each state. Cordoned goes back only through
 # repair and validation; a failed validation goes back to repair.

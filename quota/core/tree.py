@@ -237,9 +237,6 @@ class QuotaTree:
         node = self._cohorts.get(cohort)
         return 0 if node is None else node.subtree.get(fr, 0)
 
-    def cohort_names(self) -> list[str]:
-        return sorted(self._cohorts)
-
     def members(self, cq: str) -> tuple[str, ...]:
         """Every ClusterQueue sharing the ClusterQueue's root pool, itself included, sorted."""
         root = self._root_of[cq]

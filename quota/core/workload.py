@@ -7,7 +7,7 @@ A workload is what waits for quota: a batch/v1 Job (one pod set ``main``) or a K
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
@@ -20,6 +20,18 @@ class WorkloadState(StrEnum):
     EVICTING = "Evicting"  # chosen as a victim, checkpoint grace running, still holds quota
     FINISHED = "Finished"
     DEACTIVATED = "Deactivated"
+
+
+# The states whose admission counts as usage: admitted, or chosen as a victim and still
+# checkpointing. The one definition: the engine, the simulator, the loop, the Kubernetes
+# adapter and the ledger's SQL all read it.
+HOLDS_QUOTA: frozenset[WorkloadState] = frozenset(
+    {WorkloadState.ADMITTED, WorkloadState.EVICTING}
+)
+# The same states as the ledger's ``state`` column spells them, for ``state = ANY(:holding)``.
+HOLDS_QUOTA_SQL: tuple[str, ...] = tuple(sorted(str(state) for state in HOLDS_QUOTA))
+# The states the engine gives wait reasons for: queued, or deactivated by an admin.
+WAITING: frozenset[WorkloadState] = frozenset({WorkloadState.PENDING, WorkloadState.DEACTIVATED})
 
 
 # Pod-template annotations Kueue defines for topology-aware scheduling.
@@ -109,11 +121,17 @@ class Workload:
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
-    def admitted_as(self, admission: Admission, at: datetime) -> Workload:
-        """This workload holding quota by ``admission`` since ``at``."""
-        return replace(self, state=WorkloadState.ADMITTED, admission=admission, admitted_at=at)
+    # What a decision does to a workload is ``admission.engine.transitions``.
 
-    def requeued(self) -> Workload:
-        """Back in the queue after an eviction: its quota released, one more eviction."""
-        return replace(self, state=WorkloadState.PENDING, admission=None, admitted_at=None,
-                       eviction_count=self.eviction_count + 1, evicted_at=None)
+
+# A place in a ClusterQueue's pending order: (-priority, creation time, key).
+PendingOrder = tuple[int, datetime, str]
+
+
+def pending_order(workload: Workload, key: str | None = None) -> PendingOrder:
+    """The pending order (smaller goes first): higher priority, then older, then the key
+    ``namespace/name`` as Python compares strings (by code point). The one definition:
+    the engine's queues, positions and cohort heads sort by it, and the ledger's
+    ``pending_order_by`` is its SQL. ``key``: the workload's key when the caller has it
+    (formatting it costs, once per pending workload per cycle)."""
+    return (-workload.priority, workload.created_at, workload.key if key is None else key)

@@ -6,6 +6,7 @@ In reading order:
 - ``connect``: how every connection is opened (timeouts) and a transaction scoped.
 - ``errors``: driver errors translated into ``quota.core.errors`` at this edge.
 - ``schema``: the tables; ``codec``: the JSON shapes of nested values.
+- ``bulk``: rows appended by COPY, JSON as one text; ``audit``: the audit log's one writer.
 - ``objects``: how each object kind maps to its row; ``repository``: ``Ledger``, the
   object and workload repository; ``apply``: validated manifests into the ledger.
 - ``workloads``: workload rows, the current row of a name, conditional changes.

@@ -13,11 +13,13 @@ from datetime import datetime
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from quota.core.checkpoints import CHECKPOINT_LOCATION, CHECKPOINTED_AT, format_time, parse_time
+from quota.core.checkpoints import CHECKPOINTED_AT, with_checkpoint
 from quota.core.cycle_writes import Event
 from quota.core.errors import Conflict, NotFound
 from quota.core.workload import Workload, WorkloadState
-from quota.ledger.decisions import add_events, dump_json
+from quota.ledger.audit import AuditEntry, write_audit
+from quota.ledger.bulk import dump_json
+from quota.ledger.decisions import WORKLOAD_KIND, add_events
 from quota.ledger.errors import translated
 from quota.ledger.workloads import from_workload_row, lock_current_row
 
@@ -44,15 +46,11 @@ def record_checkpoint(
             f"Workload {namespace}/{name} has finished; a checkpoint no longer matters",
             field="name",
         )
-    annotations = dict(row["annotations"])
-    stamp = format_time(at)
-    previous = annotations.get(CHECKPOINTED_AT)
-    stored = _parsed(previous) if previous is not None else None
-    if stored is not None and stored >= at:
+    previous = row["annotations"].get(CHECKPOINTED_AT)
+    annotations = with_checkpoint(row["annotations"], at, location)
+    if annotations is None:
         return from_workload_row(row), False  # stale or repeated: the newer one stands
-    annotations[CHECKPOINTED_AT] = stamp
-    if location is not None:
-        annotations[CHECKPOINT_LOCATION] = location
+    stamp = annotations[CHECKPOINTED_AT]
     updated = (
         session.execute(
             text(
@@ -68,25 +66,9 @@ def record_checkpoint(
     if location is not None:
         details["location"] = location
     add_events(session, [(row["id"], Event("Checkpointed", None, details))], now)
-    session.execute(
-        text(
-            "INSERT INTO audit_log (actor, action, kind, namespace, name, before, after) "
-            "VALUES (:actor, 'update', 'Workload', :namespace, :name, "
-            "CAST(:before AS jsonb), CAST(:after AS jsonb))"
-        ),
-        {
-            "actor": actor,
-            "namespace": namespace,
-            "name": name,
-            "before": dump_json({CHECKPOINTED_AT: previous, "version": row["version"]}),
-            "after": dump_json({CHECKPOINTED_AT: stamp, "version": row["version"] + 1}),
-        },
-    )
+    write_audit(session, actor, [AuditEntry(
+        "update", WORKLOAD_KIND, namespace, name,
+        {CHECKPOINTED_AT: previous, "version": row["version"]},
+        {CHECKPOINTED_AT: stamp, "version": row["version"] + 1},
+    )])  # fmt: skip
     return from_workload_row(updated), True
-
-
-def _parsed(text_value: str) -> datetime | None:
-    try:
-        return parse_time(text_value)
-    except ValueError:
-        return None

@@ -8,26 +8,21 @@ one C-speed ``json.dumps`` instead of escaping every array element in Python.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
-import psycopg
-from sqlalchemy import exc as sa_exc
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from quota.core.cycle_writes import Event, ReasonChange, Transition
 from quota.core.metering import EVICTIONS
 from quota.ledger import codec
+from quota.ledger.audit import AuditEntry, write_audit
+from quota.ledger.bulk import copy_rows, dump_json
 from quota.ledger.errors import translated
 
 WORKLOAD_KIND = "Workload"
-
-
-def dump_json(value: object) -> str:
-    return json.dumps(value, separators=(",", ":"), default=str)
 
 
 @translated
@@ -228,21 +223,6 @@ def end_usage(
     )
 
 
-def _copy(session: Session, statement: str, rows: Iterable[Sequence[object]]) -> None:
-    """Append ``rows`` with COPY on the session's own connection (same transaction): no
-    statement to parse and no JSON to unpack server-side. Driver errors surface as the
-    SQLAlchemy errors ``translated`` expects."""
-    raw = cast("psycopg.Connection[Any]", session.connection().connection.driver_connection)
-    try:
-        with raw.cursor() as cursor, cursor.copy(statement) as copy:
-            for row in rows:
-                copy.write_row(row)
-    except psycopg.Error as error:
-        raise sa_exc.DBAPIError.instance(
-            statement, None, error, psycopg.Error, connection_invalidated=raw.closed
-        ) from error
-
-
 def _open_usage(session: Session, admitted: Sequence[Transition], now: datetime) -> None:
     rows = [
         (t.id, t.admission.cluster_queue, flavor, resource, amount, now)
@@ -251,7 +231,7 @@ def _open_usage(session: Session, admitted: Sequence[Transition], now: datetime)
         for (flavor, resource), amount in sorted(t.admission.usage().items())
     ]
     if rows:
-        _copy(
+        copy_rows(
             session,
             "COPY usage_intervals "
             "(workload_id, cluster_queue, flavor, resource, amount, started_at) FROM STDIN",
@@ -262,7 +242,7 @@ def _open_usage(session: Session, admitted: Sequence[Transition], now: datetime)
 def add_events(session: Session, events: Sequence[tuple[int, Event]], now: datetime) -> None:
     """Append workload events (id, event) at ``now``."""
     if events:
-        _copy(
+        copy_rows(
             session,
             "COPY workload_events (workload_id, at, type, reason, details) FROM STDIN",
             [(i, now, e.type, e.reason, dump_json(dict(e.details))) for i, e in events],
@@ -276,11 +256,13 @@ def _audit(
     actor: str,
 ) -> None:
     """One audit row per transition; ``admissions`` are their admissions as JSON."""
-    add_audit(
+    write_audit(
         session,
         actor,
         [
-            (
+            AuditEntry(
+                "update",
+                WORKLOAD_KIND,
                 t.namespace,
                 t.name,
                 {"state": str(t.before), "version": t.version},
@@ -291,30 +273,10 @@ def _audit(
     )
 
 
-def add_audit(
-    session: Session,
-    actor: str,
-    changes: Sequence[tuple[str, str, Mapping[str, Any] | None, Mapping[str, Any] | None]],
-    action: str = "update",
-) -> None:
-    """One audit row per workload change (namespace, name, before, after)."""
-    if changes:
-        _copy(
-            session,
-            "COPY audit_log (actor, action, kind, namespace, name, before, after) FROM STDIN",
-            [
-                (actor, action, WORKLOAD_KIND, namespace, name,
-                 None if before is None else dump_json(before),
-                 None if after is None else dump_json(after))
-                for namespace, name, before, after in changes
-            ],
-        )  # fmt: skip
-
-
 def add_timeline(session: Session, rows: Sequence[tuple[int, Mapping[str, Any], datetime]]) -> None:
     """Open a timeline row per (workload id, {code, message, details}, since)."""
     if rows:
-        _copy(
+        copy_rows(
             session,
             "COPY wait_reasons (workload_id, code, message, details, since) FROM STDIN",
             [

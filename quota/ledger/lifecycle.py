@@ -12,19 +12,18 @@ from sqlalchemy.orm import Session
 
 from quota.core.cycle_writes import Event, Verdict
 from quota.core.metering import IntervalEnd
-from quota.core.workload import Workload, WorkloadState
+from quota.core.workload import HOLDS_QUOTA_SQL, Workload, WorkloadState
+from quota.ledger.audit import AuditEntry, write_audit
+from quota.ledger.bulk import dump_json
 from quota.ledger.decisions import (
-    add_audit,
+    WORKLOAD_KIND,
     add_events,
     close_reasons,
     close_usage,
-    dump_json,
     open_reasons,
 )
 from quota.ledger.errors import translated
 from quota.ledger.workloads import from_workload_row, lock_current_row
-
-_HOLDING = (str(WorkloadState.ADMITTED), str(WorkloadState.EVICTING))
 
 
 @translated
@@ -101,11 +100,13 @@ def finish_locked(
         now,
     )
     finished = str(WorkloadState.FINISHED)
-    add_audit(
+    write_audit(
         session,
         actor,
         [
-            (
+            AuditEntry(
+                "update",
+                WORKLOAD_KIND,
                 row["namespace"],
                 row["name"],
                 {"state": row["state"], "version": row["version"]},
@@ -126,7 +127,7 @@ def close_stray_usage(session: Session, now: datetime) -> int:
             "WHERE u.workload_id = w.id AND u.ended_at IS NULL "
             "AND w.state <> ALL(CAST(:holding AS text[]))"
         ),
-        {"now": now, "holding": list(_HOLDING), "end": str(IntervalEnd.RECLAIMED)},
+        {"now": now, "holding": list(HOLDS_QUOTA_SQL), "end": str(IntervalEnd.RECLAIMED)},
     )
     return int(getattr(result, "rowcount", 0) or 0)
 
@@ -141,7 +142,7 @@ def holders_without_usage(session: Session) -> list[str]:
             "SELECT 1 FROM usage_intervals AS u WHERE u.workload_id = w.id AND u.ended_at IS NULL"
             ") ORDER BY 1"
         ),
-        {"holding": list(_HOLDING)},
+        {"holding": list(HOLDS_QUOTA_SQL)},
     )
     return [row[0] for row in rows]
 
@@ -156,6 +157,6 @@ def holders_in_missing_queues(session: Session) -> list[str]:
             "AND NOT EXISTS (SELECT 1 FROM cluster_queues AS q WHERE q.name = w.cluster_queue) "
             "ORDER BY 1"
         ),
-        {"holding": list(_HOLDING)},
+        {"holding": list(HOLDS_QUOTA_SQL)},
     )
     return [row[0] for row in rows]

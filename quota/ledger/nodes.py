@@ -17,13 +17,13 @@ from sqlalchemy.orm import Session
 
 from quota.core.errors import Conflict, NotFound
 from quota.core.model import NodeHealth
+from quota.ledger.audit import AuditEntry, write_audit
 from quota.ledger.errors import translated
 from quota.ledger.objects import table_of
-from quota.ledger.schema import AuditRow, NodeHealthTransitionRow, NodeRow
+from quota.ledger.schema import NodeHealthTransitionRow, NodeRow
 
 _NODES = table_of(NodeRow)
 _TRANSITIONS = table_of(NodeHealthTransitionRow)
-_AUDIT = table_of(AuditRow)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,17 +92,9 @@ def set_health(
         raise Conflict(
             f"node {name} is {current.health}, not {before}: reload and retry", field="state"
         )
-    session.execute(
-        insert(_AUDIT).values(
-            actor=actor,
-            action="update",
-            kind="Node",
-            namespace=None,
-            name=name,
-            before={"health": str(before)},
-            after={"health": str(after), "why": why},
-        )
-    )
+    write_audit(session, actor, [AuditEntry(
+        "update", "Node", None, name, {"health": str(before)}, {"health": str(after), "why": why},
+    )])  # fmt: skip
     return record_transition(session, name, before, after, why=why, actor=actor)
 
 

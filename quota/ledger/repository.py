@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from quota.core.errors import Conflict, InvalidInput, NotFound, Problem
 from quota.core.model import ClusterQueue, Cohort, Node, NodeHealth, ResourceGroup
 from quota.core.workload import Workload, WorkloadState
+from quota.ledger.audit import AuditEntry, write_audit
 from quota.ledger.errors import translated
 from quota.ledger.nodes import record_transition
 from quota.ledger.objects import (
@@ -37,6 +38,7 @@ from quota.ledger.workloads import (
     change_values,
     current_id,
     from_workload_row,
+    pending_order_by,
     workload_row,
 )
 from quota.manifests.kinds import HEALTH_ANNOTATION
@@ -177,10 +179,9 @@ class Ledger:
         new_id: int = self.session.execute(
             insert(WORKLOADS).values(**values).returning(WORKLOADS.c.id)
         ).scalar_one()
-        self._write_audit(
-            actor, "create", WORKLOAD_KIND, workload.namespace, workload.name,
-            before=None, after=audit_json(row, 1),
-        )  # fmt: skip
+        write_audit(self.session, actor, [AuditEntry(
+            "create", WORKLOAD_KIND, workload.namespace, workload.name, None, audit_json(row, 1),
+        )])  # fmt: skip
         return new_id
 
     @translated
@@ -205,7 +206,7 @@ class Ledger:
         namespace: str | None = None,
         cluster_queue: str | None = None,
     ) -> builtins.list[Workload]:
-        """Workloads in ``states`` (all when ``None``), in pending order: priority, then age."""
+        """Workloads in ``states`` (all when ``None``), in pending order (``pending_order``)."""
         query = select(WORKLOADS)
         if states is not None:
             query = query.where(WORKLOADS.c.state.in_([str(s) for s in states]))
@@ -213,7 +214,7 @@ class Ledger:
             query = query.where(WORKLOADS.c.namespace == namespace)
         if cluster_queue is not None:
             query = query.where(WORKLOADS.c.cluster_queue == cluster_queue)
-        query = query.order_by(WORKLOADS.c.priority.desc(), WORKLOADS.c.created_at, WORKLOADS.c.id)
+        query = query.order_by(*pending_order_by())
         return [from_workload_row(row) for row in self.session.execute(query).mappings()]
 
     @translated
@@ -261,29 +262,8 @@ class Ledger:
         after: dict[str, Any] | None,
     ) -> None:
         namespace = row["namespace"] if spec.namespaced else None
-        self._write_audit(actor, action, spec.kind, namespace, row["name"], before, after)
-
-    def _write_audit(
-        self,
-        actor: str,
-        action: str,
-        kind: str,
-        namespace: str | None,
-        name: str,
-        before: dict[str, Any] | None,
-        after: dict[str, Any] | None,
-    ) -> None:
-        self.session.execute(
-            insert(_AUDIT).values(
-                actor=actor,
-                action=action,
-                kind=kind,
-                namespace=namespace,
-                name=name,
-                before=before,
-                after=after,
-            )
-        )
+        entry = AuditEntry(action, spec.kind, namespace, row["name"], before, after)
+        write_audit(self.session, actor, [entry])
 
 
 def _health_set(session: Session, node: Node, before: NodeHealth | None, actor: str) -> None:

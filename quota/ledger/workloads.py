@@ -14,12 +14,23 @@ from quota.core.cycle_writes import Verdict
 from quota.core.errors import Conflict, InvalidInput, Problem
 from quota.core.workload import Admission, PodSet, Workload, WorkloadState
 from quota.ledger import codec
-from quota.ledger.decisions import add_audit, add_timeline, dump_json
+from quota.ledger.audit import AuditEntry, write_audit
+from quota.ledger.bulk import dump_json
+from quota.ledger.decisions import WORKLOAD_KIND, add_timeline
 from quota.ledger.errors import translated
 from quota.ledger.objects import table_of
 from quota.ledger.schema import WorkloadRow
 
 WORKLOADS = table_of(WorkloadRow)
+
+
+def pending_order_by() -> tuple[ColumnElement[Any], ...]:
+    """``ORDER BY`` for ``quota.core.workload.pending_order``, tie-breaks included: priority
+    descending, creation time, then the key ``namespace || '/' || name`` in collation "C"
+    (by code point, as Python compares strings: the database's own collation may ignore
+    punctuation, and ``(namespace, name)`` or the row id would break ties differently)."""
+    key = (WORKLOADS.c.namespace + "/" + WORKLOADS.c.name).collate("C")
+    return (WORKLOADS.c.priority.desc(), WORKLOADS.c.created_at, key)
 
 
 def _aware(value: datetime | None, field: str) -> datetime | None:
@@ -104,12 +115,11 @@ def add_pending(
     ).all()
     ids_of = {(namespace, name): i for i, namespace, name in inserted}
     ids = [ids_of[(w.namespace, w.name)] for w, _, _ in entries]
-    add_audit(
+    write_audit(
         session,
         actor,
-        [(w.namespace, w.name, None, audit_json(row, 1))
+        [AuditEntry("create", WORKLOAD_KIND, w.namespace, w.name, None, audit_json(row, 1))
          for (w, _, _), row in zip(entries, rows, strict=True)],
-        action="create",
     )  # fmt: skip
     add_timeline(
         session, [(i, p, w.created_at) for i, (w, _, p) in zip(ids, entries, strict=True)]

@@ -11,7 +11,7 @@ from builders.ledger import T0, workload
 from sqlalchemy.orm import Session
 
 from quota.core.errors import Conflict, InvalidInput
-from quota.core.workload import Admission, PodSetAssignment, WorkloadState
+from quota.core.workload import Admission, PodSetAssignment, WorkloadState, pending_order
 from quota.ledger.repository import Ledger
 
 ADMISSION = Admission("team-a", (PodSetAssignment("main", 2, {"cpu": "default"}, {"cpu": 1000}),))
@@ -123,6 +123,26 @@ def test_list_filters_by_state_in_pending_order(ledger: Ledger) -> None:
     assert [w.name for w in ledger.list_workloads(cluster_queue="team-a")] == ["running"]
     assert len(ledger.list_workloads()) == 4
     assert ledger.list_workloads(namespace="elsewhere") == []
+
+
+# Equal priority and creation time, added so that neither the row id nor (namespace, name)
+# gives the key order: '-' and '.' sort before '/', so "team-a/y" goes before "team/z".
+TIES = [("team-b", "x"), ("team", "z"), ("team-a", "y"), ("team", "a.b"), ("team", "ab"),
+        ("team", "a-b"), ("team", "a")]
+
+
+def test_sql_pending_order_is_the_core_order_tie_breaks_included(ledger: Ledger) -> None:
+    later = T0 + timedelta(seconds=1)
+    added = [workload(name, namespace, created_at=T0) for namespace, name in TIES]
+    added += [workload("late", "team", created_at=later), workload("urgent", "zz", priority=3)]
+    for each in added:
+        ledger.add_workload(each, actor="api")
+
+    listed = [w.key for w in ledger.list_workloads(states=[WorkloadState.PENDING])]
+
+    assert listed == [w.key for w in sorted(added, key=pending_order)]
+    assert listed[1:8] != sorted(listed[1:8], key=lambda key: tuple(key.split("/")))
+    assert listed[1:8] != [w.key for w in added[:7]]
 
 
 def test_times_in_any_zone_read_back_as_the_same_instant(ledger: Ledger) -> None:

@@ -14,6 +14,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from quota.core.model import ClusterQueue, Cohort, Node, NodeHealth, ResourceFlavor
+from quota.core.node_health import takes_work
 from quota.ledger.errors import translated
 from quota.ledger.reads.status import cluster_queue_counts
 from quota.ledger.repository import Ledger
@@ -57,8 +58,7 @@ def _node_is_healthy(node: Node) -> bool:
 def _unhealthy_part(node: Node, resource: str, amount: int) -> int:
     # A degraded node still runs work on its good devices (allocatable < capacity shows the
     # bad ones); a cordoned, repairing, validating or not-ready node takes nothing.
-    takes_work = node.health in (NodeHealth.HEALTHY, NodeHealth.DEGRADED)
-    if not takes_work or node.unschedulable or not node.ready:
+    if not takes_work(node):
         return amount
     return max(0, amount - node.allocatable.get(resource, 0))
 

@@ -18,13 +18,20 @@ from sqlalchemy.orm import Session
 
 from quota.core.model import ClusterQueue, Cohort
 from quota.core.tree import FlavorResource
-from quota.core.workload import WorkloadState
+from quota.core.workload import HOLDS_QUOTA_SQL
 from quota.ledger.errors import translated
-from quota.ledger.reads.queues import QueueStatus, load_cohorts, load_queues, pool_of, statuses_of
+from quota.ledger.reads.queues import (
+    QueueStatus,
+    counts_of,
+    counts_sql,
+    load_cohorts,
+    load_queues,
+    pool_of,
+    statuses_of,
+)
 
 # The tables the objects are read from: a write to any of them moves its mark.
 _TABLES = ["cohorts", "cluster_queues", "resource_groups", "quotas"]
-_HOLDING = [str(WorkloadState.ADMITTED), str(WorkloadState.EVICTING)]
 _ATTEMPTS = 3
 
 Marks = tuple[tuple[str, int], ...]
@@ -34,8 +41,8 @@ _MARKS = text(
     "WHERE table_name = ANY(CAST(:tables AS text[]))"
 )
 
-# One snapshot for the marks and the figures. Pending rows carry no ClusterQueue: they are
-# reached through their LocalQueues (one index range each, index-only).
+# One snapshot for the marks and the figures: the object marks, the open usage, and the
+# counts every queue read shares (``queues.counts_sql``).
 _FIGURES = text(
     """
     SELECT 'mark', table_name, NULL, NULL, change_xid::numeric FROM object_changes
@@ -44,22 +51,8 @@ _FIGURES = text(
     SELECT 'used', cluster_queue, flavor, resource, sum(amount)::numeric FROM usage_intervals
     WHERE ended_at IS NULL AND cluster_queue = ANY(CAST(:pool AS text[]))
     GROUP BY cluster_queue, flavor, resource
-    UNION ALL
-    SELECT 'pending', q, COALESCE(code, 'PendingEvaluation'), NULL, count(*)::numeric FROM (
-        SELECT lq.cluster_queue AS q, w.reason_code AS code
-        FROM local_queues AS lq
-        JOIN workloads AS w ON w.namespace = lq.namespace AND w.queue_name = lq.name
-        WHERE w.state = 'Pending' AND w.cluster_queue IS NULL
-          AND lq.cluster_queue = ANY(CAST(:names AS text[]))
-        UNION ALL
-        SELECT w.cluster_queue, w.reason_code FROM workloads AS w
-        WHERE w.state = 'Pending' AND w.cluster_queue = ANY(CAST(:names AS text[]))
-    ) AS p GROUP BY 2, 3
-    UNION ALL
-    SELECT 'admitted', cluster_queue, NULL, NULL, count(*)::numeric FROM workloads
-    WHERE state = ANY(CAST(:holding AS text[])) AND cluster_queue = ANY(CAST(:names AS text[]))
-    GROUP BY 2
-    """
+    UNION ALL"""
+    + counts_sql()
 )
 
 
@@ -128,19 +121,21 @@ def _marks(rows: Iterable[tuple[Any, Any]]) -> Marks:
 def _figures(session: Session, pool: Sequence[str], wanted: Sequence[str]) -> _Figures:
     rows = session.execute(
         _FIGURES,
-        {"tables": _TABLES, "pool": list(pool), "names": list(wanted), "holding": _HOLDING},
+        {
+            "tables": _TABLES, "pool": list(pool), "names": list(wanted),
+            "holding": list(HOLDS_QUOTA_SQL),
+        },
     ).all()
     marks: list[tuple[Any, Any]] = []
     usage: dict[str, dict[FlavorResource, int]] = {}
-    by_reason: dict[str, dict[str, int]] = {}
-    admitted: dict[str, int] = {}
-    for kind, queue, key, resource, amount in rows:
+    counts = []
+    for row in rows:
+        kind, queue, key, resource, amount = row
         if kind == "mark":
             marks.append((queue, amount))
         elif kind == "used":
             usage.setdefault(queue, {})[(key, resource)] = int(amount)
-        elif kind == "pending":
-            by_reason.setdefault(queue, {})[key] = int(amount)
         else:
-            admitted[queue] = int(amount)
+            counts.append(row)
+    by_reason, admitted = counts_of(counts)
     return _Figures(_marks(marks), usage, by_reason, admitted)

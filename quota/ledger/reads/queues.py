@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from quota.core.model import ClusterQueue, Cohort, ResourceGroup
 from quota.core.tree import FlavorResource, QuotaTree
-from quota.core.workload import WorkloadState
+from quota.core.workload import HOLDS_QUOTA_SQL
 from quota.ledger.errors import translated
 from quota.ledger.objects import KINDS, read_groups
 
-_HOLDING = [str(WorkloadState.ADMITTED), str(WorkloadState.EVICTING)]
 _QUEUES = KINDS["ClusterQueue"]
 _COHORTS = KINDS["Cohort"]
 
@@ -201,41 +201,60 @@ def _usage(session: Session, names: Sequence[str]) -> dict[str, dict[FlavorResou
     return out
 
 
-def _counts(
-    session: Session, names: Sequence[str]
+def counts_sql(*, named: bool = True) -> str:
+    """The one query of pending and admitted counts per ClusterQueue, as rows
+    ``('pending', queue, primary code, NULL, count)`` (a workload not evaluated yet counts
+    as PendingEvaluation) and ``('admitted', queue, NULL, NULL, count)`` (holding quota);
+    for the queues in ``:names``, or every queue when not ``named``. Pending rows carry no
+    ClusterQueue: they are reached through their LocalQueues (one index range each) rather
+    than through a join the planner would run as a scan. Five columns, so that a read can
+    take it into a ``UNION ALL`` with other figures (``queue_cache``)."""
+    listed = "= ANY(CAST(:names AS text[]))" if named else "IS NOT NULL"
+    return f"""
+    SELECT 'pending', q, COALESCE(code, 'PendingEvaluation'), NULL, count(*)::numeric FROM (
+        SELECT lq.cluster_queue AS q, w.reason_code AS code
+        FROM local_queues AS lq
+        JOIN workloads AS w ON w.namespace = lq.namespace AND w.queue_name = lq.name
+        WHERE w.state = 'Pending' AND w.cluster_queue IS NULL AND lq.cluster_queue {listed}
+        UNION ALL
+        SELECT w.cluster_queue, w.reason_code FROM workloads AS w
+        WHERE w.state = 'Pending' AND w.cluster_queue {listed}
+    ) AS p GROUP BY 2, 3
+    UNION ALL
+    SELECT 'admitted', cluster_queue, NULL, NULL, count(*)::numeric FROM workloads
+    WHERE state = ANY(CAST(:holding AS text[])) AND cluster_queue {listed}
+    GROUP BY 2
+    """
+
+
+_COUNTS = {named: text(counts_sql(named=named)) for named in (True, False)}
+
+
+@translated
+def queue_counts(
+    session: Session, names: Sequence[str] | None = None
 ) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
-    """Pending counts per queue and primary reason; admitted counts per queue."""
-    # Pending rows carry no ClusterQueue: reach them through their LocalQueues (one index
-    # range each) rather than through a join the planner would run as a scan.
-    pending = session.execute(
-        text(
-            """
-            SELECT q, COALESCE(code, 'PendingEvaluation'), count(*) FROM (
-                SELECT lq.cluster_queue AS q, w.reason_code AS code
-                FROM local_queues AS lq
-                JOIN workloads AS w ON w.namespace = lq.namespace AND w.queue_name = lq.name
-                WHERE w.state = 'Pending' AND w.cluster_queue IS NULL
-                  AND lq.cluster_queue = ANY(CAST(:names AS text[]))
-                UNION ALL
-                SELECT w.cluster_queue, w.reason_code FROM workloads AS w
-                WHERE w.state = 'Pending' AND w.cluster_queue = ANY(CAST(:names AS text[]))
-            ) AS p GROUP BY 1, 2
-            """
-        ),
-        {"names": list(names)},
-    ).all()
+    """Pending counts per ClusterQueue and primary reason, admitted counts per ClusterQueue:
+    of ``names``, or of every ClusterQueue that has workloads when ``None``."""
+    params: dict[str, object] = {"holding": list(HOLDS_QUOTA_SQL)}
+    if names is not None:
+        params["names"] = list(names)
+    rows = session.execute(_COUNTS[names is not None], params).all()
+    return counts_of(rows)
+
+
+def counts_of(
+    rows: Iterable[Sequence[Any]],
+) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
+    """``counts_sql`` rows as (pending per queue and reason, admitted per queue)."""
     by_reason: dict[str, dict[str, int]] = {}
-    for queue, code, count in pending:
-        by_reason.setdefault(queue, {})[code] = int(count)
-    admitted = session.execute(
-        text(
-            "SELECT cluster_queue, count(*) FROM workloads "
-            "WHERE state = ANY(CAST(:holding AS text[])) "
-            "AND cluster_queue = ANY(CAST(:names AS text[])) GROUP BY 1"
-        ),
-        {"names": list(names), "holding": _HOLDING},
-    ).all()
-    return by_reason, {queue: int(count) for queue, count in admitted}
+    admitted: dict[str, int] = {}
+    for kind, queue, code, _, count in rows:
+        if kind == "pending":
+            by_reason.setdefault(queue, {})[code] = int(count)
+        else:
+            admitted[queue] = int(count)
+    return by_reason, admitted
 
 
 # --- arithmetic ------------------------------------------------------------------------
@@ -250,7 +269,7 @@ def _statuses(
     if not wanted:
         return []
     usage = _usage(session, sorted(queues))
-    by_reason, admitted = _counts(session, wanted)
+    by_reason, admitted = queue_counts(session, wanted)
     return statuses_of(queues, cohorts, wanted, usage, by_reason, admitted)
 
 

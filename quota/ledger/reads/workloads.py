@@ -16,12 +16,11 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from quota.core.workload import Admission, PodSet, WorkloadState
+from quota.core.workload import HOLDS_QUOTA_SQL, Admission, PodSet, WorkloadState
 from quota.ledger import codec
 from quota.ledger.errors import translated
 
 _PENDING = str(WorkloadState.PENDING)
-_HOLDING = (str(WorkloadState.ADMITTED), str(WorkloadState.EVICTING))
 
 # The columns every workload read returns, with the effective ClusterQueue as ``queue``.
 _COLUMNS = """
@@ -199,7 +198,7 @@ def get_workload_detail(
                 "name": name,
                 "limit": ahead,
                 "sample": sample,
-                "holding": list(_HOLDING),
+                "holding": list(HOLDS_QUOTA_SQL),
             },
         )
         .mappings()
@@ -293,7 +292,7 @@ def run_times(session: Session, cluster_queue: str, sample: int = 100) -> RunTim
             "SELECT count(*) FROM workloads "
             "WHERE state = ANY(CAST(:holding AS text[])) AND cluster_queue = :cq"
         ),
-        {"cq": cluster_queue, "holding": list(_HOLDING)},
+        {"cq": cluster_queue, "holding": list(HOLDS_QUOTA_SQL)},
     ).scalar_one()
     return RunTimes(sample=len(seconds), median_seconds=median(seconds), running=int(running))
 

@@ -18,7 +18,14 @@ from admission.loop.actuation import CHECKPOINT, EVICT
 from admission.loop.plan import CyclePlan, plan_evictions
 from quota.core.cycle_writes import WorkloadRecord
 from quota.core.model import Node, NodeHealth
-from quota.core.workload import Admission, PodSet, PodSetAssignment, PodSetPlacement, Workload
+from quota.core.workload import (
+    HOLDS_QUOTA,
+    Admission,
+    PodSet,
+    PodSetAssignment,
+    PodSetPlacement,
+    Workload,
+)
 from quota.core.workload import WorkloadState as S
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -43,7 +50,7 @@ def workload(
         (PodSetAssignment("main", 2, {GPU: "h100"}, {GPU: 8000}),),
         None if placed is None else (PodSetPlacement("main", placed),),
     )
-    holds = state in (S.ADMITTED, S.EVICTING)
+    holds = state in HOLDS_QUOTA
     return Workload(
         "ns", name, "lq", (PodSet("main", 2, {GPU: 4000}),), T0 - timedelta(hours=1),
         state=state, admission=admission if holds else None,
