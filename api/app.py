@@ -18,6 +18,7 @@ from api.deps import AppContext
 from api.guards import no_nul
 from api.routers import (
     apply,
+    audit,
     dashboard,
     health,
     nodes,
@@ -70,6 +71,7 @@ def create_app(context: AppContext, *, simulation: SimulationLimits | None = Non
     app.include_router(simulate.router, dependencies=admin)
     app.include_router(dashboard.router)
     app.include_router(nodes.actions, dependencies=admin)
+    app.include_router(audit.router, dependencies=admin)  # a read, but of every namespace
     app.include_router(nodes.reads, dependencies=read)
     app.include_router(workloads.router, dependencies=read)
     app.include_router(status.router, dependencies=read)
