@@ -64,6 +64,7 @@ def create_app(context: AppContext, *, simulation: SimulationLimits | None = Non
     # Parameters are checked before the token: both run before any query or write.
     read = [Depends(no_nul), Depends(auth.reader)]
     admin = [Depends(no_nul), Depends(auth.admin)]
+    admin_read = [Depends(no_nul), Depends(auth.admin_reader)]
     app.include_router(health.router)
     metrics.install(app, context, dependencies=[] if context.metrics_open else read)
     app.include_router(apply.router, dependencies=admin)
@@ -71,7 +72,7 @@ def create_app(context: AppContext, *, simulation: SimulationLimits | None = Non
     app.include_router(simulate.router, dependencies=admin)
     app.include_router(dashboard.router)
     app.include_router(nodes.actions, dependencies=admin)
-    app.include_router(audit.router, dependencies=admin)  # a read, but of every namespace
+    app.include_router(audit.router, dependencies=admin_read)
     app.include_router(nodes.reads, dependencies=read)
     app.include_router(workloads.router, dependencies=read)
     app.include_router(status.router, dependencies=read)
@@ -120,6 +121,6 @@ def _calls(dependant: Dependant) -> list[object]:
     found: list[object] = []
     for sub in dependant.dependencies:
         found.append(sub.call)
-        if sub.call not in (auth.reader, auth.admin):
+        if sub.call not in (auth.reader, auth.admin, auth.admin_reader):
             found.extend(_calls(sub))
     return found
