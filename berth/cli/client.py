@@ -3,8 +3,10 @@ http://127.0.0.1:8000, or ``$BERTH_SERVER``) and a bearer token from ``$BERTH_TO
 
 from __future__ import annotations
 
+import argparse
 import os
-from collections.abc import Iterator, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import httpx
@@ -12,6 +14,8 @@ import httpx
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 SERVER_ENV = "BERTH_SERVER"
 TOKEN_ENV = "BERTH_TOKEN"
+EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
+_INVALID = (400, 404, 409, 422)  # the request was wrong, not the server
 
 
 class ApiError(Exception):
@@ -84,6 +88,18 @@ class BerthClient:
 
     def history(self, namespace: str, name: str) -> Any:
         return self.get(f"/api/v1/workloads/{namespace}/{name}/history")
+
+
+def guarded(args: argparse.Namespace, action: Callable[[BerthClient], object]) -> int:
+    """Run ``action`` with a client for ``args.server``; an error answer is printed on
+    stderr and becomes the exit code (``EXIT_INVALID`` for a wrong request)."""
+    try:
+        with BerthClient(getattr(args, "server", None)) as client:
+            action(client)
+    except ApiError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return EXIT_INVALID if exc.status in _INVALID else EXIT_FAILED
+    return EXIT_OK
 
 
 def _error(response: httpx.Response) -> ApiError:
