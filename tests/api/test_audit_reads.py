@@ -9,7 +9,8 @@ from typing import Any
 
 import httpx
 import pytest
-from builders.reads import World, job, pool, serve
+from builders.manifests import job
+from builders.reads import World, pool, serve
 
 from admission.intake.workloads import submit_workload
 from api.auth import parse_tokens
@@ -164,7 +165,7 @@ def test_a_change_committed_after_the_first_page_is_on_a_later_one(world: World,
     """A transaction that took its id first but committed last still shows up: pages go
     down from the newest, and its id lies below the cursor."""
     with world.sessions() as slow:
-        submit_workload(Ledger(slow), job("late", 1, "team-a"), now=world.now, actor="slow")
+        submit_workload(Ledger(slow), job("late", 1), now=world.now, actor="slow")
         world.submit("quick", 1, "team-a")  # a later id, committed first
         first = api.get("/api/v1/audit", params={"limit": 1}).json()
         assert [e["name"] for e in first["items"]] == ["quick"]

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from builders.engine import GPU, M
-
 from admission.engine.types import Snapshot
+from builders.engine import GPU, M
 from quota.core.model import Node, NodeCondition, NodeHealth, ResourceFlavor, Topology
 from quota.core.workload import REQUIRED_TOPOLOGY, PodSet, Workload
 
