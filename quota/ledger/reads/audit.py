@@ -15,16 +15,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from quota.core.kinds import KINDS
 from quota.ledger.errors import translated
+from quota.ledger.objects import table_of
 from quota.ledger.repository import WORKLOAD_KIND
+from quota.ledger.schema import AuditRow
 
 # Every kind an audit row can name: the object kinds, and workloads.
 AUDITED_KINDS = (*(kind.name for kind in KINDS), WORKLOAD_KIND)
 _VERSION = "version"
+_AUDIT = table_of(AuditRow)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,23 +76,12 @@ def audit_page(
     session: Session, where: AuditFilter, *, below_id: int | None, limit: int
 ) -> list[AuditEntry]:
     """At most ``limit`` rows matching ``where``, newest first, with ids below ``below_id``."""
-    clauses = ["(CAST(:below AS bigint) IS NULL OR id < :below)"]
-    params: dict[str, Any] = {"below": below_id, "limit": limit}
-    if where.kind is not None:
-        clauses.append("kind = :kind")
-        params["kind"] = where.kind
-    if where.name is not None:
-        clauses.append("name = :name")
-        params["name"] = where.name
+    equal = {"kind": where.kind, "name": where.name}
+    conditions = [_AUDIT.c[column] == value for column, value in equal.items() if value is not None]
     if where.since is not None:
-        clauses.append("at >= :since")
-        params["since"] = where.since
-    rows = session.execute(
-        text(
-            "SELECT id, at, actor, action, kind, namespace, name, before, after FROM audit_log "
-            f"WHERE {' AND '.join(clauses)} ORDER BY id DESC LIMIT :limit"
-        ),
-        params,
-    ).mappings()
-    # The columns are the entry's fields, by name.
-    return [AuditEntry(**row) for row in rows]
+        conditions.append(_AUDIT.c.at >= where.since)
+    if below_id is not None:
+        conditions.append(_AUDIT.c.id < below_id)
+    query = select(_AUDIT).where(*conditions).order_by(_AUDIT.c.id.desc()).limit(limit)
+    # The table's columns are the entry's fields, by name.
+    return [AuditEntry(**row) for row in session.execute(query).mappings()]
