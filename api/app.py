@@ -18,6 +18,7 @@ from api.deps import AppContext
 from api.guards import no_nul
 from api.routers import (
     apply,
+    audit,
     dashboard,
     health,
     nodes,
@@ -69,6 +70,7 @@ def create_app(context: AppContext, *, simulation: SimulationLimits | None = Non
     admin = [Depends(no_nul), Depends(auth.admin)]
     read_errors = error_responses(401, 422, 503)
     admin_errors = error_responses(401, 403, 422, 503)
+    admin_read = [Depends(no_nul), Depends(auth.admin_reader)]
     app.include_router(health.router)
     metrics.install(
         app, context, dependencies=[] if context.metrics_open else read,
@@ -79,6 +81,7 @@ def create_app(context: AppContext, *, simulation: SimulationLimits | None = Non
     app.include_router(simulate.router, dependencies=admin, responses=admin_errors)
     app.include_router(dashboard.router)
     app.include_router(nodes.actions, dependencies=admin, responses=admin_errors)
+    app.include_router(audit.router, dependencies=admin_read, responses=admin_errors)
     app.include_router(nodes.reads, dependencies=read, responses=read_errors)
     app.include_router(workloads.router, dependencies=read, responses=read_errors)
     app.include_router(status.router, dependencies=read, responses=read_errors)
@@ -129,6 +132,6 @@ def _calls(dependant: Dependant) -> list[object]:
     found: list[object] = []
     for sub in dependant.dependencies:
         found.append(sub.call)
-        if sub.call not in (auth.reader, auth.admin):
+        if sub.call not in (auth.reader, auth.admin, auth.admin_reader):
             found.extend(_calls(sub))
     return found

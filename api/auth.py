@@ -159,8 +159,20 @@ async def reader(
 
 async def admin(caller: Annotated[Grant | None, Depends(reader)]) -> Grant | None:
     """Dependency of every mutation: an admin token."""
+    return _admin_only(caller, "this token may only read: changes need an admin token")
+
+
+async def admin_reader(caller: Annotated[Grant | None, Depends(reader)]) -> Grant | None:
+    """Dependency of the reads that show every namespace as stored (the audit log): an
+    admin token."""
+    return _admin_only(
+        caller, "only an admin token may read this: it shows every namespace's objects as stored"
+    )
+
+
+def _admin_only(caller: Grant | None, refusal: str) -> Grant | None:
     if caller is not None and caller.role is not Role.ADMIN:
-        raise Forbidden("this token may only read: changes need an admin token")
+        raise Forbidden(refusal)
     return caller
 
 

@@ -88,6 +88,34 @@ def _reason(cq: str, gpus: int) -> dict[str, object]:
     }
 
 
+# The columns seeded by COPY, in order.
+_COLUMNS = (
+    "namespace", "name", "kind", "queue_name", "cluster_queue", "priority", "pod_sets", "state",
+    "active", "admission", "created_at", "admitted_at", "finished_at", "eviction_count",
+    "labels", "annotations", "reason_code", "reasons", "hints", "queue_position",
+    "evaluated_at",
+)  # fmt: skip
+
+
+def _row(ns: str, name: str, state: str, created: datetime, **given: object) -> tuple[object, ...]:
+    """A COPY row in ``_COLUMNS`` order: an active one-GPU Job of LocalQueue ``main`` with
+    nothing else recorded, but for what is ``given``."""
+    values: dict[str, object] = {
+        "namespace": ns, "name": name, "kind": "Job", "queue_name": "main",
+        "cluster_queue": None, "priority": 0, "pod_sets": _pod_sets(1), "state": state,
+        "active": True, "admission": None, "created_at": created, "admitted_at": None,
+        "finished_at": None, "eviction_count": 0, "labels": "{}", "annotations": "{}",
+        "reason_code": None, "reasons": "[]", "hints": "[]", "queue_position": None,
+        "evaluated_at": None, **given,
+    }  # fmt: skip
+    return tuple(values[column] for column in _COLUMNS)
+
+
+def _admission(cq: str) -> str:
+    assignment = {"name": "main", "count": 1, "flavors": {GPU: "h100"}, "usage": {GPU: 1000}}
+    return json.dumps({"clusterQueue": cq, "podSetAssignments": [assignment]})
+
+
 def seed(url: str, workloads: int, queues: int, admitted_per_queue: int) -> None:
     """The objects through the ledger, the workloads and their history by COPY."""
     engine = sa.create_engine(url)
@@ -100,116 +128,32 @@ def seed(url: str, workloads: int, queues: int, admitted_per_queue: int) -> None
     engine.dispose()
     pending = workloads // 2
     admitted = admitted_per_queue * queues
-    columns = (
-        "namespace, name, kind, queue_name, cluster_queue, priority, pod_sets, state, "
-        "active, admission, created_at, admitted_at, finished_at, eviction_count, "
-        "labels, annotations, reason_code, reasons, hints, queue_position, evaluated_at"
-    )
     positions = [0] * queues
     rng = random.Random(7)
     with psycopg.connect(libpq_url(url)) as conn:
-        with conn.cursor() as cur, cur.copy(f"COPY workloads ({columns}) FROM STDIN") as copy:
+        copy_rows = f"COPY workloads ({', '.join(_COLUMNS)}) FROM STDIN"
+        with conn.cursor() as cur, cur.copy(copy_rows) as copy:
             for j in range(workloads):
                 q = j % queues
-                cq, ns = f"cq-{q:02d}", f"ns-{q:02d}"
+                cq, ns, name = f"cq-{q:02d}", f"ns-{q:02d}", f"job-{j:06d}"
                 created = NOW - timedelta(hours=48) + timedelta(seconds=j)
                 if j < pending:
                     positions[q] += 1
                     gpus = rng.choice((1, 2, 4, 8))
-                    reason = _reason(cq, gpus)
                     copy.write_row(
-                        (
-                            ns,
-                            f"job-{j:06d}",
-                            "Job",
-                            "main",
-                            None,
-                            0,
-                            _pod_sets(gpus),
-                            "Pending",
-                            True,
-                            None,
-                            created,
-                            None,
-                            None,
-                            0,
-                            "{}",
-                            "{}",
-                            "WaitingForQuota",
-                            json.dumps([reason]),
-                            "[]",
-                            positions[q],
-                            NOW,
-                        )
-                    )
+                        _row(ns, name, "Pending", created, pod_sets=_pod_sets(gpus),
+                             reason_code="WaitingForQuota", reasons=json.dumps([_reason(cq, gpus)]),
+                             queue_position=positions[q], evaluated_at=NOW)
+                    )  # fmt: skip
                     continue
-                admission = json.dumps(
-                    {
-                        "clusterQueue": cq,
-                        "podSetAssignments": [
-                            {
-                                "name": "main",
-                                "count": 1,
-                                "flavors": {GPU: "h100"},
-                                "usage": {GPU: 1000},
-                            }
-                        ],
-                    }
-                )
                 started = created + timedelta(minutes=10)
+                held = {"cluster_queue": cq, "admission": _admission(cq), "admitted_at": started,
+                        "evaluated_at": started}  # fmt: skip
                 if j < pending + admitted:
-                    copy.write_row(
-                        (
-                            ns,
-                            f"job-{j:06d}",
-                            "Job",
-                            "main",
-                            cq,
-                            0,
-                            _pod_sets(1),
-                            "Admitted",
-                            True,
-                            admission,
-                            created,
-                            started,
-                            None,
-                            0,
-                            "{}",
-                            "{}",
-                            None,
-                            "[]",
-                            "[]",
-                            None,
-                            started,
-                        )
-                    )
+                    copy.write_row(_row(ns, name, "Admitted", created, **held))
                 else:
                     ended = started + timedelta(minutes=rng.randint(20, 120))
-                    copy.write_row(
-                        (
-                            ns,
-                            f"job-{j:06d}",
-                            "Job",
-                            "main",
-                            cq,
-                            0,
-                            _pod_sets(1),
-                            "Finished",
-                            True,
-                            admission,
-                            created,
-                            started,
-                            ended,
-                            0,
-                            "{}",
-                            "{}",
-                            None,
-                            "[]",
-                            "[]",
-                            None,
-                            started,
-                        )
-                    )
+                    copy.write_row(_row(ns, name, "Finished", created, finished_at=ended, **held))
         conn.execute("""
             INSERT INTO wait_reasons (workload_id, code, message, details, since, until)
             SELECT id, COALESCE(reason_code, 'WaitingForQuota'), '', '{}'::jsonb, created_at,

@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from berth.bench.figures import Figures
+from berth.bench.figures import Figures, percentile
 from berth.bench.shapes import KueueReference
 
 # The issue's targets: Berth against the ideal on the same arrivals, and the drain rates.
@@ -136,29 +136,14 @@ class DrainReport:
         )
 
     def as_dict(self) -> dict[str, object]:
-        from berth.bench.figures import percentile
-
-        cycles, ideal = sorted(self.cycles), sorted(self.ideal_cycles)
         return {
             "shape": "drain",
             "workloads": self.workloads,
             "queues": self.queues,
             "seed": self.seed,
             "machine": self.machine,
-            "berth": {
-                "seconds": self.loop_seconds,
-                "admissions_per_second": self.loop_rate,
-                "cycles": len(cycles),
-                "cycle_p50_ms": percentile(cycles, 50) * 1000,
-                "cycle_p99_ms": percentile(cycles, 99) * 1000,
-            },
-            "ideal": {
-                "seconds": self.ideal_seconds,
-                "admissions_per_second": self.ideal_rate,
-                "cycles": len(ideal),
-                "cycle_p50_ms": percentile(ideal, 50) * 1000,
-                "cycle_p99_ms": percentile(ideal, 99) * 1000,
-            },
+            "berth": _drained(self.loop_seconds, self.loop_rate, self.cycles),
+            "ideal": _drained(self.ideal_seconds, self.ideal_rate, self.ideal_cycles),
             "floor": {"seconds": self.floor_seconds, "admissions_per_second": self.floor_rate},
             "ratios": {
                 "berth_over_floor": self.loop_rate / self.floor_rate if self.floor_rate else 0.0,
@@ -166,6 +151,18 @@ class DrainReport:
             },
             "targets": [t.as_dict() for t in self.targets],
         }
+
+
+def _drained(seconds: float, rate: float, cycles: Sequence[float]) -> dict[str, object]:
+    """How one side of the drain did: its time, its rate and how long its cycles took."""
+    ordered = sorted(cycles)
+    return {
+        "seconds": seconds,
+        "admissions_per_second": rate,
+        "cycles": len(ordered),
+        "cycle_p50_ms": percentile(ordered, 50) * 1000,
+        "cycle_p99_ms": percentile(ordered, 99) * 1000,
+    }
 
 
 def machine() -> str:

@@ -2,6 +2,7 @@
 
 - ``main``: the argument parser and the dispatch.
 - ``objects``: ``apply``, ``get``, ``delete``; ``why``: ``why``, ``get workloads``, ``top``;
-  ``node``: the repair workflow; ``simulate``; ``db``: migrations.
+  ``node``: the repair workflow; ``audit``: who changed what; ``simulate``; ``db``:
+  migrations.
 - ``client``: the REST client; ``tables``: plain-text tables.
 """

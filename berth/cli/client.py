@@ -4,13 +4,17 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
 if TYPE_CHECKING:
     from berth.settings import ClientSettings
+
+EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
+_INVALID = (400, 404, 409, 422)  # the request was wrong, not the server
 
 
 class ApiError(Exception):
@@ -91,6 +95,18 @@ class BerthClient:
 
     def history(self, namespace: str, name: str) -> Any:
         return self.get(f"/api/v1/workloads/{namespace}/{name}/history")
+
+
+def guarded(args: argparse.Namespace, action: Callable[[BerthClient], object]) -> int:
+    """Run ``action`` with a client for the server the settings name; an error answer is
+    printed on stderr and becomes the exit code (``EXIT_INVALID`` for a wrong request)."""
+    try:
+        with connect(args) as client:
+            action(client)
+    except ApiError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return EXIT_INVALID if exc.status in _INVALID else EXIT_FAILED
+    return EXIT_OK
 
 
 def _error(response: httpx.Response) -> ApiError:

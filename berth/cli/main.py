@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Sequence
 
 from berth.bench.arguments import add_arguments as bench_arguments
+from berth.cli import audit as audit_cli
 from berth.cli import node as node_cli
 from quota.core.errors import BerthError
 
@@ -152,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     config_flag(top)
 
     config_flag(node_cli.add_parser(commands))
+    config_flag(audit_cli.add_parser(commands))
 
     simulate = commands.add_parser("simulate", help="run a what-if scenario offline")
     simulate.add_argument("file", help="scenario YAML (- for standard input)")
@@ -209,6 +211,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return objects_cli.run(args)
     if args.command == "node":
         return node_cli.run(args)
+    if args.command == "audit":
+        return audit_cli.run(args)
     if args.command == "simulate":
         from berth.cli import simulate as simulate_cli
 

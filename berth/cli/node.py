@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from berth.cli.client import ApiError, connect
+from berth.cli.client import BerthClient, guarded
 
 # Verb -> the health state it moves the node to.
 MOVES = {
@@ -16,7 +16,6 @@ MOVES = {
     "validate": "Validating",
     "return": "Healthy",
 }
-EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
 
 
 def add_parser(commands: Any) -> argparse.ArgumentParser:
@@ -32,18 +31,15 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        with connect(args) as client:
-            if args.action == "history":
-                print(render_history(client.get(f"/api/v1/nodes/{args.name}/history")), end="")
-                return EXIT_OK
-            body = {"state": MOVES[args.action], "why": args.why}
-            moved = client.post(f"/api/v1/nodes/{args.name}/health", body)
-    except ApiError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        return EXIT_INVALID if exc.status in (400, 404, 409, 422) else EXIT_FAILED
-    print(f"node {moved['node']}: {moved['from']} -> {moved['to']} ({moved['why']})")
-    return EXIT_OK
+    return guarded(args, lambda client: sys.stdout.write(_act(client, args)))
+
+
+def _act(client: BerthClient, args: argparse.Namespace) -> str:
+    if args.action == "history":
+        return render_history(client.get(f"/api/v1/nodes/{args.name}/history"))
+    body = {"state": MOVES[args.action], "why": args.why}
+    moved = client.post(f"/api/v1/nodes/{args.name}/health", body)
+    return f"node {moved['node']}: {moved['from']} -> {moved['to']} ({moved['why']})\n"
 
 
 def render_history(history: dict[str, Any]) -> str:

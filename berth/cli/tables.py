@@ -1,4 +1,5 @@
-"""Plain-text tables for ``berth get`` (one row per object, columns per kind)."""
+"""Plain-text tables: aligned columns under a header (``columns``), and the rows of
+``berth get`` (one row per object, columns per kind)."""
 
 from __future__ import annotations
 
@@ -65,13 +66,18 @@ def row(item: object) -> tuple[str, ...]:
     raise TypeError(f"no table row for {type(item).__name__}")
 
 
+def columns(header: Sequence[str], rows: Sequence[Sequence[str]], *, gap: int = 2) -> str:
+    """``rows`` under ``header``, each column as wide as its widest cell, one line each."""
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = [
+        (" " * gap).join(str(v).ljust(w) for v, w in zip(r, widths, strict=True)).rstrip()
+        for r in [header, *rows]
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def render_table(kind: str, items: Sequence[object]) -> str:
     """Aligned columns with a header row; says so when there is nothing to show."""
     if not items:
         return f"No {kind} objects."
-    rows = [HEADERS[kind], *(row(item) for item in items)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join(
-        "   ".join(cell.ljust(width) for cell, width in zip(r, widths, strict=True)).rstrip()
-        for r in rows
-    )
+    return columns(HEADERS[kind], [row(item) for item in items], gap=3).removesuffix("\n")

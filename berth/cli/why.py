@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from api.estimate import format_duration
-from berth.cli.client import ApiError, BerthClient, connect
+from berth.cli.client import EXIT_INVALID, guarded
+from berth.cli.tables import columns
 from quota.core.quantity import QuantityError, parse_quantity
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_INVALID = 2
 BAR = 24
 # The numbers worth printing from a reason's details, in reading order.
 NUMBERS = (
@@ -39,7 +37,7 @@ def why(args: argparse.Namespace) -> int:
     if not namespace or not name:
         print(f"{args.workload!r}: expected NAMESPACE/NAME", file=sys.stderr)
         return EXIT_INVALID
-    return _guarded(
+    return guarded(
         args,
         lambda c: sys.stdout.write(
             explain(c.workload(namespace, name), c.history(namespace, name))
@@ -57,7 +55,7 @@ def get_workloads(args: argparse.Namespace) -> int:
     if getattr(args, "cluster_queue", None):
         params["clusterQueue"] = args.cluster_queue
     wide = getattr(args, "output", None) == "wide"
-    return _guarded(
+    return guarded(
         args,
         lambda c: sys.stdout.write(
             workload_table(list(c.pages("/api/v1/workloads", params)), wide=wide)
@@ -67,7 +65,7 @@ def get_workloads(args: argparse.Namespace) -> int:
 
 def top(args: argparse.Namespace) -> int:
     """ClusterQueue usage bars per flavor and resource, with pending counts."""
-    return _guarded(
+    return guarded(
         args, lambda c: sys.stdout.write(usage_bars(list(c.pages("/api/v1/status/clusterqueues"))))
     )
 
@@ -164,7 +162,7 @@ def workload_table(items: Sequence[Mapping[str, Any]], *, wide: bool = False) ->
         rows.append(row)
     if not rows:
         return "No workloads found.\n"
-    return _columns(header, rows)
+    return columns(header, rows)
 
 
 def usage_bars(statuses: Iterable[Mapping[str, Any]]) -> str:
@@ -192,7 +190,7 @@ def usage_bars(statuses: Iterable[Mapping[str, Any]]) -> str:
                 )
     if not rows:
         return "No ClusterQueues found.\n"
-    return _columns(["CLUSTERQUEUE", "FLAVOR", "RESOURCE", "USAGE", "USED", "", ""], rows)
+    return columns(["CLUSTERQUEUE", "FLAVOR", "RESOURCE", "USAGE", "USED", "", ""], rows)
 
 
 def _bar(used: str, nominal: str, borrowed: str) -> str:
@@ -216,22 +214,3 @@ def _numbers(details: Mapping[str, Any]) -> str:
 
 def _requests(requests: Mapping[str, str]) -> str:
     return ",".join(f"{k}={v}" for k, v in requests.items()) or "-"
-
-
-def _columns(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    lines = [
-        "  ".join(str(v).ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
-        for row in [header, *rows]
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def _guarded(args: argparse.Namespace, action: Callable[[BerthClient], object]) -> int:
-    try:
-        with connect(args) as client:
-            action(client)
-    except ApiError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        return EXIT_INVALID if exc.status in (400, 404, 422) else EXIT_FAILED
-    return EXIT_OK

@@ -44,17 +44,10 @@ from quota.ledger.schema import (
     ResourceGroupRow,
     TopologyRow,
 )
+from quota.manifests.kinds import Model
 
-LedgerObject = (
-    ResourceFlavor
-    | ClusterQueue
-    | Cohort
-    | LocalQueue
-    | PriorityClass
-    | Namespace
-    | Topology
-    | Node
-)
+# The ledger stores what manifests describe: one list of kinds, kept by quota.manifests.
+LedgerObject = Model
 Row = dict[str, Any]
 Groups = tuple[ResourceGroup, ...]
 

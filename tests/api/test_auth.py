@@ -8,7 +8,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 import sqlalchemy as sa
-from builders.reads import World, job, pool, serve
+from builders.manifests import job
+from builders.reads import World, pool, serve
 
 from api.auth import Grant, Role, check_bind, parse_tokens
 from berth import settings
@@ -131,7 +132,7 @@ def test_streamed_oversize_body_is_413(api: httpx.Client) -> None:
 
 def test_malformed_workload_is_422_naming_the_field_and_writes_nothing(world: World, api: httpx.Client) -> None:
     before = _count(world.url, "workloads")
-    doc = job("broken", 1, "team-a")
+    doc = job("broken", 1)
     del doc["metadata"]["name"]
     response = api.post("/api/v1/workloads", json=doc, headers={"authorization": "Bearer root-secret-token-1"})
     assert response.status_code == 422

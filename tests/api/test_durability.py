@@ -17,7 +17,8 @@ import pytest
 import sqlalchemy as sa
 import yaml
 from builders.health_probe import HealthProbe
-from builders.reads import job, pool
+from builders.manifests import job
+from builders.reads import pool
 from builders.serve_process import ServeProcess
 from builders.served import engine_for, running, served
 from builders.tcp_proxy import proxied
@@ -53,7 +54,7 @@ def test_a_read_right_after_a_201_finds_the_workload(db_url: str) -> None:
         assert api.post("/api/v1/apply", content=pool(("team-a", 4))).status_code == 200
         missing = []
         for i in range(100):
-            created = api.post("/api/v1/workloads", json=job(f"w-{i}", 1, "team-a"))
+            created = api.post("/api/v1/workloads", json=job(f"w-{i}", 1))
             assert created.status_code == 201, created.text
             if api.get(f"/api/v1/workloads/team-a/w-{i}").status_code != 200:
                 missing.append(i)
@@ -81,7 +82,7 @@ def test_twenty_parallel_submissions_of_one_name_give_one_201_and_the_loop_keeps
     def submit(_: int) -> int:
         with httpx.Client(base_url=base, timeout=LIVENESS) as client:
             barrier.wait()
-            return client.post("/api/v1/workloads", json=job("same", 1, "team-a")).status_code
+            return client.post("/api/v1/workloads", json=job("same", 1)).status_code
 
     with HealthProbe(base) as health, ThreadPoolExecutor(20) as pool_:
         statuses = sorted(pool_.map(submit, range(20)))
@@ -121,7 +122,7 @@ def test_every_acknowledged_submission_survives_connections_being_killed(db_url:
         thread.start()
         try:
             for i in range(150):
-                response = api.post("/api/v1/workloads", json=job(f"k-{i}", 1, "team-a"))
+                response = api.post("/api/v1/workloads", json=job(f"k-{i}", 1))
                 if response.status_code == 201:
                     acknowledged.append(f"k-{i}")
                 else:
@@ -145,7 +146,7 @@ def test_a_statement_waiting_on_a_lock_ends_in_a_503_and_writes_nothing(
     with engine.connect() as blocker, HealthProbe(base) as health:
         blocker.execute(sa.text("LOCK TABLE workloads IN ACCESS EXCLUSIVE MODE"))
         response = server.client.post(
-            "/api/v1/workloads", json=job("locked-out", 1, "team-a"), timeout=LIVENESS
+            "/api/v1/workloads", json=job("locked-out", 1), timeout=LIVENESS
         )
         blocker.rollback()
     engine.dispose()
@@ -154,7 +155,7 @@ def test_a_statement_waiting_on_a_lock_ends_in_a_503_and_writes_nothing(
     assert "did not answer in time" in response.json()["error"]["message"]
     assert health.failures == []
     assert health.slowest < NOT_HELD_UP, f"/healthz took {health.slowest:.3f}s"
-    again = server.post("/api/v1/workloads", json=job("locked-out", 1, "team-a"))
+    again = server.post("/api/v1/workloads", json=job("locked-out", 1))
     assert again.status_code == 201, again.text
     assert _count(db_url, "SELECT count(*) FROM workloads WHERE name = 'locked-out'") == 1
 
@@ -217,7 +218,7 @@ def test_during_a_silent_partition_healthz_answers_and_readyz_says_unavailable(
 
     def in_flight() -> None:
         try:
-            outcome.append(api.post("/api/v1/workloads", json=job("stuck", 1, "team-a")).status_code)
+            outcome.append(api.post("/api/v1/workloads", json=job("stuck", 1)).status_code)
         except httpx.HTTPError as exc:
             outcome.append(repr(exc))
 

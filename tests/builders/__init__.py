@@ -4,6 +4,7 @@ In reading order:
 
 - ``paths``: where the repository's folders are, for tests that read examples and deploy/.
 - ``strategies``: hypothesis strategies for the core's values.
+- ``manifests``: workload manifests as users write them (``job``: every test's Job).
 - ``engine``, ``capacity``: snapshots, queues and nodes for the pure engine's tests.
 - ``simulate``: scenarios for ``berth simulate``.
 - ``ledger``: rows and objects in a real ledger.

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from builders import manifests
+from builders.manifests import GPU
+
 KUEUE = "kueue.x-k8s.io/v1beta1"
-GPU = "nvidia.com/gpu"
 JSON = {"content-type": "application/json"}
 YAML = {"content-type": "application/yaml"}
 
@@ -31,16 +33,10 @@ def node(**metadata: Any) -> dict[str, Any]:
             "status": {"capacity": {GPU: "8"}}}  # fmt: skip
 
 
-def job(name: str = "j", *, annotations: dict[str, str] | None = None, runtime: str | None = None,
-        **pod: Any) -> dict[str, Any]:  # fmt: skip
-    notes = dict(annotations or {})
-    if runtime is not None:
-        notes["berth.dev/runtime"] = runtime
-    metadata = {"name": name, "namespace": "ns", "labels": {"kueue.x-k8s.io/queue-name": "q"}}
-    container = {"name": "main", "resources": {"requests": {GPU: "1"}}}
-    return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {**metadata, "annotations": notes} if notes else metadata,
-            "spec": {"template": {"spec": {"containers": [container], **pod}}}}  # fmt: skip
+def job(name: str = "j", **options: Any) -> dict[str, Any]:
+    """A one-GPU Job in ``ns`` queued to ``q`` (``options``: those of
+    ``builders.manifests.job``, pod spec fields included)."""
+    return manifests.job(name, 1, namespace="ns", queue="q", **options)
 
 
 def scenario(*steps: dict[str, Any], gpus: int = 8) -> dict[str, Any]:

@@ -13,8 +13,9 @@ from admission.kube.runtime import KubeRuntime, start_kubernetes
 from admission.loop.loop import AdmissionLoop
 from berth.serve import kube_settings
 from berth.settings import Settings
+from builders import manifests
 from builders.fakeapi import FakeApiServer, FakeKubectl
-from quota.core.workload import QUEUE_NAME_LABEL, WorkloadState
+from quota.core.workload import WorkloadState
 from quota.ledger.repository import Ledger
 
 NS = "team-a"
@@ -29,24 +30,12 @@ BERTH = "/apis/berth.dev/v1beta1"
 def job(
     name: str, gpus: int, *, priority: str | None = None, suspend: bool = True
 ) -> dict[str, Any]:
-    labels = {QUEUE_NAME_LABEL: "main"}
-    if priority:
-        labels["kueue.x-k8s.io/priority-class"] = priority
-    container = {
-        "name": "train",
-        "image": "trainer",
-        "resources": {"limits": {"nvidia.com/gpu": str(gpus)}},
-    }
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name, "labels": labels},
-        "spec": {
-            "suspend": suspend,
-            "parallelism": 1,
-            "template": {"spec": {"nodeSelector": {"zone": "a"}, "containers": [container]}},
-        },
-    }
+    """A suspended one-pod Job for the fake cluster (the API server gives it ``NS``), with a
+    nodeSelector of its own for Berth to keep."""
+    return manifests.job(
+        name, gpus, namespace=None, priority=priority, suspend=suspend, pods=1,
+        nodeSelector={"zone": "a"},
+    )  # fmt: skip
 
 
 def setup_queues(kubectl: FakeKubectl, *, preemption: str = "Never") -> None:

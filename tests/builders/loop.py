@@ -1,4 +1,5 @@
-"""Builders for loop tests: quota manifests, Job manifests, and ledger reads in plain SQL."""
+"""Builders for loop tests: quota manifests and ledger reads in plain SQL (Job manifests:
+``builders.manifests.job``)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,11 @@ from sqlalchemy.orm import Session
 
 from admission.intake.workloads import finish_workload, submit_workload
 from admission.loop.actuation import Actuation
+from builders.manifests import GPU
 from quota.core.workload import Workload
 from quota.ledger.apply import apply_objects
 from quota.ledger.repository import Ledger
 from quota.manifests.documents import parse_texts
-
-GPU = "nvidia.com/gpu"
 
 
 def pool(*queues: tuple[str, int], cohort: str | None = None, preempt: bool = False) -> str:
@@ -45,42 +45,6 @@ def pool(*queues: tuple[str, int], cohort: str | None = None, preempt: bool = Fa
             f"metadata: {{name: main, namespace: {name}}}\nspec: {{clusterQueue: {name}}}\n"
         )
     return "---\n".join(docs)
-
-
-def job(
-    name: str,
-    gpus: int,
-    *,
-    namespace: str = "team-a",
-    priority: str | None = None,
-    annotations: dict[str, str] | None = None,
-) -> dict[str, Any]:
-    labels = {"kueue.x-k8s.io/queue-name": "main"}
-    if priority:
-        labels["kueue.x-k8s.io/priority-class"] = priority
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": labels,
-            "annotations": annotations or {},
-        },
-        "spec": {
-            "template": {
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "main",
-                            "image": "trainer",
-                            "resources": {"limits": {GPU: str(gpus)}},
-                        }
-                    ]
-                }
-            }
-        },
-    }
 
 
 @dataclass

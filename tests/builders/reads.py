@@ -20,13 +20,12 @@ from admission.loop.actuation import Actuation
 from admission.loop.loop import AdmissionLoop
 from api.auth import Grant
 from api.deps import AppContext, Readiness
+from builders.manifests import GPU, job
 from builders.served import running, served
 from quota.ledger.apply import apply_objects
 from quota.ledger.connect import Transactions
 from quota.ledger.repository import Ledger
 from quota.manifests.documents import parse_texts
-
-GPU = "nvidia.com/gpu"
 
 
 def pool(*queues: tuple[str, int], cohort: str | None = "all") -> str:
@@ -46,24 +45,6 @@ def pool(*queues: tuple[str, int], cohort: str | None = "all") -> str:
             f"metadata: {{name: main, namespace: {name}}}\nspec: {{clusterQueue: {name}}}\n"
         )
     return "---\n".join(docs)
-
-
-def job(
-    name: str, gpus: int, namespace: str, *, queue: str = "main", priority: str | None = None,
-    annotations: dict[str, str] | None = None,
-) -> dict[str, Any]:
-    labels = {"kueue.x-k8s.io/queue-name": queue}
-    if priority is not None:
-        labels["kueue.x-k8s.io/priority-class"] = priority
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels,
-                     "annotations": annotations or {}},
-        "spec": {"template": {"spec": {"containers": [
-            {"name": "main", "image": "trainer", "resources": {"limits": {GPU: str(gpus)}}}
-        ]}}},
-    }  # fmt: skip
 
 
 class _Quiet:
@@ -90,10 +71,10 @@ class World:
             apply_objects(Ledger(session), parse_texts([("test", text)]), actor="test")
 
     def submit(self, name: str, gpus: int, namespace: str, **options: Any) -> None:
-        """Submit ``job(name, gpus, namespace, **options)`` at ``now``."""
+        """Submit ``job(name, gpus, namespace=namespace, **options)`` at ``now``."""
         with self.sessions() as session:
-            submit_workload(Ledger(session), job(name, gpus, namespace, **options),
-                            now=self.now, actor="test")  # fmt: skip
+            doc = job(name, gpus, namespace=namespace, **options)
+            submit_workload(Ledger(session), doc, now=self.now, actor="test")
 
     def finish(self, namespace: str, name: str) -> None:
         with self.sessions() as session:

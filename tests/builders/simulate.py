@@ -7,8 +7,10 @@ from typing import Any
 
 import yaml
 
+from builders import manifests
+from builders.manifests import GPU
+
 KUEUE = "kueue.x-k8s.io/v1beta1"
-GPU = "nvidia.com/gpu"
 
 
 def flavor(name: str = "default") -> dict[str, Any]:
@@ -64,34 +66,11 @@ def priority_class(name: str, value: int) -> dict[str, Any]:
     }
 
 
-def job(
-    key: str,
-    gpus: int,
-    *,
-    count: int = 1,
-    queue: str = "q",
-    runtime: str | None = None,
-    priority: str | None = None,
-    annotations: dict[str, str] | None = None,
-) -> dict[str, Any]:
-    """A batch/v1 Job ``namespace/name`` of ``count`` pods with ``gpus`` GPUs each."""
+def job(key: str, gpus: int, *, count: int = 1, queue: str = "q", **options: Any) -> dict[str, Any]:
+    """A batch/v1 Job ``namespace/name`` of ``count`` pods with ``gpus`` GPUs each
+    (``options``: those of ``builders.manifests.job``, e.g. ``runtime``, ``priority``)."""
     namespace, name = key.split("/")
-    labels = {"kueue.x-k8s.io/queue-name": queue}
-    if priority is not None:
-        labels["kueue.x-k8s.io/priority-class"] = priority
-    metadata: dict[str, Any] = {"name": name, "namespace": namespace, "labels": labels}
-    notes = dict(annotations or {})
-    if runtime is not None:
-        notes["berth.dev/runtime"] = runtime
-    if notes:
-        metadata["annotations"] = notes
-    container = {"name": "main", "resources": {"requests": {GPU: str(gpus)}}}
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": metadata,
-        "spec": {"parallelism": count, "template": {"spec": {"containers": [container]}}},
-    }
+    return manifests.job(name, gpus, namespace=namespace, queue=queue, pods=count, **options)
 
 
 def one_queue(gpus: int = 8, namespace: str = "team") -> list[dict[str, Any]]:

@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from builders.manifests import job
 from builders.paths import REPO
 
 from admission.intake.workloads import submit_workload
@@ -106,16 +107,7 @@ status:
 def _job(namespace: str, name: str, gpus: int) -> dict[str, Any]:
     """A Job of ``gpus`` GPUs in pods of at most 4 (each pod must fit on one 8-GPU node)."""
     pods = max(1, gpus // 4) if gpus % 4 == 0 else 1
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name, "namespace": namespace,
-                     "labels": {"kueue.x-k8s.io/queue-name": "main"}},
-        "spec": {"parallelism": pods, "template": {"spec": {"containers": [
-            {"name": "main", "image": "trainer",
-             "resources": {"limits": {GPU: str(gpus // pods)}}}
-        ]}}},
-    }
+    return job(name, gpus // pods, namespace=namespace, pods=pods)
 
 
 # team-a runs 2×4 of its 16 GPUs; team-b runs 12 on 8 of its own (borrowing 4 from team-a);

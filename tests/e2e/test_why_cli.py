@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
+from builders.manifests import job
 
 from berth.cli import why as why_cli
 
@@ -35,16 +36,6 @@ spec: {{clusterQueue: team-a}}
 """
 
 
-def _job(name: str, gpus: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch/v1", "kind": "Job",
-        "metadata": {"name": name, "namespace": "team-a",
-                     "labels": {"kueue.x-k8s.io/queue-name": "main"}},
-        "spec": {"template": {"spec": {"containers": [
-            {"name": "main", "image": "x", "resources": {"limits": {GPU: str(gpus)}}}]}}},
-    }
-
-
 @pytest.fixture
 def url(berth: Berth) -> str:
     berth.serve()
@@ -55,7 +46,7 @@ def url(berth: Berth) -> str:
         # FIFO by submission time: each is answered before the next is sent, and creation
         # stamps have microseconds, so no pause is needed to order them.
         for name, gpus in (("runs", 4), ("waits", 2), ("also-waits", 1)):
-            assert http.post("/api/v1/workloads", json=_job(name, gpus)).status_code == 201
+            assert http.post("/api/v1/workloads", json=job(name, gpus)).status_code == 201
         deadline = time.monotonic() + 30
         while http.get("/api/v1/workloads/team-a/also-waits").json()["reason"] != "WaitingForQuota":
             assert time.monotonic() < deadline, "the admission loop did not evaluate the queue"

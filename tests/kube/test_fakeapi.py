@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from builders import manifests
 from builders.fakeapi import FakeApiServer, FakeKubectl
 from builders.fakeapi.patches import JSON_PATCH, MERGE, STRATEGIC, json_patch, merge_patch
 from builders.fakeapi.selectors import SelectorError, parse_selector
@@ -16,13 +17,9 @@ JOBS = "/apis/batch/v1/namespaces/team-a/jobs"
 NODES = "/api/v1/nodes"
 
 
-def job(name: str, labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name, "labels": labels or {}},
-        "spec": {"suspend": True, "template": {"spec": {"containers": [{"name": "c"}]}}, **spec},
-    }
+def job(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    """A suspended Job with just ``labels`` (the fake API server reads nothing else)."""
+    return manifests.job(name, namespace=None, queue=None, labels=labels, suspend=True)
 
 
 def watch_lines(kubectl: FakeKubectl, path: str, **params: Any) -> list[dict[str, Any]]:

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from builders.loop import Ledgered, job, pool
+from builders.loop import Ledgered, pool
+from builders.manifests import job
 from builders.serve_process import ServeProcess
 
 from quota.core.checkpoints import CHECKPOINT_LOCATION

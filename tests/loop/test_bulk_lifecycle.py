@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from builders.loop import Ledgered, RecordingActuator, job, pool
+from builders.loop import Ledgered, RecordingActuator, pool
+from builders.manifests import job
 
 from admission.intake.workloads import finish_workload, submit_workload, submit_workloads
 from admission.loop.loop import AdmissionLoop

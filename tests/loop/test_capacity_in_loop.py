@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from builders.loop import Ledgered, RecordingActuator, job, pool
+from builders.loop import Ledgered, RecordingActuator, pool
+from builders.manifests import job
 
 from admission.loop.loop import AdmissionLoop
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import httpx
 import pytest
-from builders.loop import Ledgered, RecordingActuator, job, pool
+from builders.loop import Ledgered, RecordingActuator, pool
+from builders.manifests import job
 
 from admission.loop.loop import AdmissionLoop
 from quota.core.checkpoints import format_time

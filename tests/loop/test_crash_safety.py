@@ -15,7 +15,8 @@ import time
 
 import httpx
 from builders.invariants import violations
-from builders.loop import Ledgered, free_port, job, pool
+from builders.loop import Ledgered, free_port, pool
+from builders.manifests import job
 from builders.paths import REPO
 from builders.serve_process import wait_for
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 import sqlalchemy as sa
-from builders.loop import Ledgered, RecordingActuator, job, pool
+from builders.loop import Ledgered, RecordingActuator, pool
+from builders.manifests import job
 
 from admission.loop.loop import AdmissionLoop
 

@@ -8,7 +8,8 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 
 import pytest
-from builders.loop import Ledgered, RecordingActuator, job, pool
+from builders.loop import Ledgered, RecordingActuator, pool
+from builders.manifests import job
 
 from admission.loop.actuation import Actuation
 from admission.loop.leader import LedgerLease

@@ -6,7 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from builders.loop import Ledgered, RecordingActuator, job, pool
+from builders.loop import Ledgered, RecordingActuator, pool
+from builders.manifests import job
 
 from admission.engine.node_faults import POD_NODES, pod_nodes_annotation
 from admission.loop.actuation import CHECKPOINT, EVICT

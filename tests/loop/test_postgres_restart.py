@@ -21,7 +21,8 @@ import httpx
 import pytest
 import sqlalchemy as sa
 from builders.invariants import violations
-from builders.loop import Ledgered, job, pool
+from builders.loop import Ledgered, pool
+from builders.manifests import job
 from builders.serve_process import ServeProcess, wait_for
 from sqlalchemy.orm import sessionmaker
 

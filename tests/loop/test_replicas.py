@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from builders.invariants import violations
-from builders.loop import Ledgered, job, pool
+from builders.loop import Ledgered, pool
+from builders.manifests import job
 from builders.serve_process import ServeProcess, wait_for
 
 LIVENESS = 60.0  # seconds: waits fail only when the thing never happens

@@ -9,7 +9,8 @@ from typing import Any
 import httpx
 import pytest
 import sqlalchemy as sa
-from builders.loop import Ledgered, job, pool
+from builders.loop import Ledgered, pool
+from builders.manifests import job
 
 
 @pytest.fixture

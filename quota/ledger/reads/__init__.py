@@ -8,4 +8,5 @@ In reading order:
 - ``usage``, ``borrowing``: metering over a window; who owes whom.
 - ``metrics``: aggregates for Prometheus.
 - ``dashboard``: the pool and trend panels.
+- ``audit``: the audit log, newest first, a page at a time.
 """

@@ -7,7 +7,7 @@ LocalQueue points to, so every query here resolves it through ``local_queues``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from statistics import median
@@ -33,6 +33,53 @@ _FROM = """
     FROM workloads AS w
     LEFT JOIN local_queues AS lq ON lq.namespace = w.namespace AND lq.name = w.queue_name
 """
+# The row a name means now: the unfinished one, else the most recently added.
+_CURRENT = (
+    "SELECT id FROM workloads WHERE namespace = :namespace AND name = :name "
+    "ORDER BY state = 'Finished', id DESC LIMIT 1"
+)
+
+
+def _head(queue: str, below: str) -> str:
+    """The head of ClusterQueue ``queue``'s pending order, positions below ``below``: at most
+    ``:limit`` rows. One index range per LocalQueue of the ClusterQueue, merged: a join over
+    the ClusterQueue as a whole could not use the per-LocalQueue position index."""
+    return f"""
+        SELECT h.namespace, h.name, h.priority, h.queue_position, h.pod_sets, h.reason_code
+        FROM local_queues AS lq
+        CROSS JOIN LATERAL (
+            SELECT w.namespace, w.name, w.priority, w.queue_position, w.pod_sets,
+                   w.reason_code
+            FROM workloads AS w
+            WHERE w.state = 'Pending' AND w.namespace = lq.namespace
+              AND w.queue_name = lq.name AND w.queue_position IS NOT NULL
+              AND w.queue_position < {below}
+            ORDER BY w.queue_position
+            LIMIT :limit
+        ) AS h
+        WHERE lq.cluster_queue = {queue}
+        ORDER BY h.queue_position, h.namespace, h.name
+        LIMIT :limit
+    """
+
+
+def _durations(queue: str) -> str:
+    """Run times, in seconds, of ClusterQueue ``queue``'s ``:sample`` most recently finished
+    admitted workloads."""
+    return f"""
+        SELECT EXTRACT(EPOCH FROM (f.finished_at - f.admitted_at)) FROM workloads AS f
+        WHERE f.state = 'Finished' AND f.cluster_queue = {queue}
+          AND f.admitted_at IS NOT NULL AND f.finished_at >= f.admitted_at
+        ORDER BY f.finished_at DESC LIMIT :sample
+    """
+
+
+def _running(queue: str) -> str:
+    """How many workloads hold quota in ClusterQueue ``queue`` now."""
+    return (
+        "SELECT count(*) FROM workloads AS r "
+        f"WHERE r.state = ANY(CAST(:holding AS text[])) AND r.cluster_queue = {queue}"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,11 +167,7 @@ def get_workload_view(session: Session, namespace: str, name: str) -> WorkloadVi
     """The workload a name means now (unfinished, else the latest finished), or ``None``."""
     row = (
         session.execute(
-            text(
-                f"SELECT {_COLUMNS} {_FROM} WHERE w.id = ("
-                "SELECT id FROM workloads WHERE namespace = :namespace AND name = :name "
-                "ORDER BY state = 'Finished', id DESC LIMIT 1)"
-            ),
+            text(f"SELECT {_COLUMNS} {_FROM} WHERE w.id = ({_CURRENT})"),
             {"namespace": namespace, "name": name},
         )
         .mappings()
@@ -135,50 +178,21 @@ def get_workload_view(session: Session, namespace: str, name: str) -> WorkloadVi
 
 # One statement for the whole detail page (one round trip, one snapshot). The queue's head
 # and run history are subqueries under CASE, so they only run for a pending workload; each
-# is the same index range the stand-alone queries below use.
+# is the SQL the stand-alone queries below run (``_head``, ``_durations``, ``_running``).
 _DETAIL = text(
     f"""
-    WITH v AS (
-        SELECT {_COLUMNS} {_FROM} WHERE w.id = (
-            SELECT id FROM workloads WHERE namespace = :namespace AND name = :name
-            ORDER BY state = 'Finished', id DESC LIMIT 1)
-    )
+    WITH v AS (SELECT {_COLUMNS} {_FROM} WHERE w.id = ({_CURRENT}))
     SELECT v.*,
         CASE WHEN v.state = 'Pending' AND v.queue IS NOT NULL THEN (
-            SELECT json_agg(json_build_object(
-                       'namespace', h.namespace, 'name', h.name, 'priority', h.priority,
-                       'position', h.queue_position, 'pod_sets', h.pod_sets,
-                       'reason_code', h.reason_code)
-                   ORDER BY h.queue_position, h.namespace, h.name)
-            FROM (
-                SELECT h.* FROM local_queues AS lq
-                CROSS JOIN LATERAL (
-                    SELECT w.namespace, w.name, w.priority, w.queue_position, w.pod_sets,
-                           w.reason_code
-                    FROM workloads AS w
-                    WHERE w.state = 'Pending' AND w.namespace = lq.namespace
-                      AND w.queue_name = lq.name AND w.queue_position IS NOT NULL
-                      AND w.queue_position < COALESCE(v.queue_position, 2147483647)
-                    ORDER BY w.queue_position
-                    LIMIT :limit
-                ) AS h
-                WHERE lq.cluster_queue = v.queue
-                ORDER BY h.queue_position, h.namespace, h.name
-                LIMIT :limit
-            ) AS h
+            SELECT json_agg(row_to_json(h) ORDER BY h.queue_position, h.namespace, h.name)
+            FROM ({_head("v.queue", "COALESCE(v.queue_position, 2147483647)")}) AS h
         ) END AS ahead,
         CASE WHEN v.state = 'Pending' AND v.queue IS NOT NULL
-                  AND v.queue_position IS NOT NULL THEN ARRAY(
-            SELECT EXTRACT(EPOCH FROM (f.finished_at - f.admitted_at)) FROM workloads AS f
-            WHERE f.state = 'Finished' AND f.cluster_queue = v.queue
-              AND f.admitted_at IS NOT NULL AND f.finished_at >= f.admitted_at
-            ORDER BY f.finished_at DESC LIMIT :sample
-        ) END AS durations,
+                  AND v.queue_position IS NOT NULL THEN ARRAY({_durations("v.queue")})
+        END AS durations,
         CASE WHEN v.state = 'Pending' AND v.queue IS NOT NULL
-                  AND v.queue_position IS NOT NULL THEN (
-            SELECT count(*) FROM workloads AS r
-            WHERE r.state = ANY(CAST(:holding AS text[])) AND r.cluster_queue = v.queue
-        ) END AS running
+                  AND v.queue_position IS NOT NULL THEN ({_running("v.queue")})
+        END AS running
     FROM v
     """
 )
@@ -206,23 +220,8 @@ def get_workload_detail(
     )
     if row is None:
         return None
-    entries = tuple(
-        AheadEntry(
-            namespace=a["namespace"],
-            name=a["name"],
-            priority=a["priority"],
-            position=a["position"],
-            requests=total_requests([codec.from_pod_set(p) for p in a["pod_sets"]]),
-            reason_code=a["reason_code"],
-        )
-        for a in row["ahead"] or ()
-    )
-    seconds = [float(d) for d in row["durations"] or ()]
-    history = None
-    if seconds:
-        history = RunTimes(
-            sample=len(seconds), median_seconds=median(seconds), running=int(row["running"])
-        )
+    entries = tuple(_ahead(a) for a in row["ahead"] or ())
+    history = _run_times(row["durations"] or (), row["running"])
     return WorkloadDetailView(_view(row), entries, history)
 
 
@@ -232,68 +231,39 @@ def workloads_ahead(
 ) -> list[AheadEntry]:
     """The head of the ClusterQueue's pending order (positions below ``before`` only, when
     given): at most ``limit`` entries, nearest the head first."""
-    # One index range per LocalQueue of the ClusterQueue, merged: a join over the
-    # ClusterQueue as a whole could not use the per-LocalQueue position index.
     rows = session.execute(
-        text(
-            """
-            SELECT h.namespace, h.name, h.priority, h.queue_position, h.pod_sets, h.reason_code
-            FROM local_queues AS lq
-            CROSS JOIN LATERAL (
-                SELECT w.namespace, w.name, w.priority, w.queue_position, w.pod_sets,
-                       w.reason_code
-                FROM workloads AS w
-                WHERE w.state = 'Pending' AND w.namespace = lq.namespace
-                  AND w.queue_name = lq.name AND w.queue_position IS NOT NULL
-                  AND (CAST(:before AS int) IS NULL OR w.queue_position < :before)
-                ORDER BY w.queue_position
-                LIMIT :limit
-            ) AS h
-            WHERE lq.cluster_queue = :cq
-            ORDER BY h.queue_position, h.namespace, h.name
-            LIMIT :limit
-            """
-        ),
+        text(_head(":cq", "COALESCE(CAST(:before AS int), 2147483647)")),
         {"cq": cluster_queue, "before": before, "limit": limit},
     ).mappings()
-    return [
-        AheadEntry(
-            namespace=r["namespace"],
-            name=r["name"],
-            priority=r["priority"],
-            position=r["queue_position"],
-            requests=total_requests([codec.from_pod_set(p) for p in r["pod_sets"]]),
-            reason_code=r["reason_code"],
-        )
-        for r in rows
-    ]
+    return [_ahead(r) for r in rows]
 
 
 @translated
 def run_times(session: Session, cluster_queue: str, sample: int = 100) -> RunTimes | None:
     """Run times of the ClusterQueue's most recently finished admitted workloads; ``None``
     when none has finished there yet."""
-    durations = session.execute(
-        text(
-            """
-            SELECT EXTRACT(EPOCH FROM (finished_at - admitted_at)) FROM workloads
-            WHERE state = 'Finished' AND cluster_queue = :cq AND admitted_at IS NOT NULL
-              AND finished_at >= admitted_at
-            ORDER BY finished_at DESC LIMIT :sample
-            """
-        ),
-        {"cq": cluster_queue, "sample": sample},
-    ).scalars()
+    params = {"cq": cluster_queue, "sample": sample, "holding": list(HOLDS_QUOTA_SQL)}
+    durations = session.execute(text(_durations(":cq")), params).scalars().all()
+    if not durations:
+        return None
+    return _run_times(durations, session.execute(text(_running(":cq")), params).scalar_one())
+
+
+def _ahead(row: Mapping[Any, Any]) -> AheadEntry:
+    return AheadEntry(
+        namespace=row["namespace"],
+        name=row["name"],
+        priority=row["priority"],
+        position=row["queue_position"],
+        requests=total_requests([codec.from_pod_set(p) for p in row["pod_sets"]]),
+        reason_code=row["reason_code"],
+    )
+
+
+def _run_times(durations: Iterable[Any], running: Any) -> RunTimes | None:
     seconds = [float(d) for d in durations]
     if not seconds:
         return None
-    running = session.execute(
-        text(
-            "SELECT count(*) FROM workloads "
-            "WHERE state = ANY(CAST(:holding AS text[])) AND cluster_queue = :cq"
-        ),
-        {"cq": cluster_queue, "holding": list(HOLDS_QUOTA_SQL)},
-    ).scalar_one()
     return RunTimes(sample=len(seconds), median_seconds=median(seconds), running=int(running))
 
 

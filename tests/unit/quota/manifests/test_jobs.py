@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from builders import manifests
 
 from quota.core.errors import InvalidInput, Problem
 from quota.core.model import PriorityClass, SelectorRequirement, Toleration
@@ -33,23 +34,17 @@ def pod(*containers: dict[str, Any], **spec: Any) -> dict[str, Any]:
 def job(
     pod_spec: dict[str, Any] | None = None,
     *,
-    labels: dict[str, str] | None = None,
+    queue: str | None = "lq",
+    priority: str | None = None,
     annotations: dict[str, str] | None = None,
     **spec: Any,
 ) -> dict[str, Any]:
-    metadata: dict[str, Any] = {
-        "name": "train",
-        "namespace": "team-a",
-        "labels": {"kueue.x-k8s.io/queue-name": "lq"} if labels is None else labels,
-    }
-    if annotations:
-        metadata["annotations"] = annotations
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": metadata,
-        "spec": {"template": {"spec": pod_spec or pod()}, **spec},
-    }
+    """The Job ``team-a/train`` queued to ``lq``; its pods as ``pod_spec`` (default: one
+    container asking for a CPU); ``spec``: Job spec fields (``parallelism``, ``completions``)."""
+    return manifests.job(
+        "train", namespace="team-a", queue=queue, priority=priority, annotations=annotations,
+        spec=spec, **(pod_spec or pod()),
+    )  # fmt: skip
 
 
 def pod_set(name: str = "main", count: int = 1, **more: Any) -> dict[str, Any]:
@@ -98,7 +93,7 @@ def test_job_becomes_one_pod_set_with_everything_the_scheduler_needs() -> None:
             tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
             affinity=affinity,
         ),
-        labels={"kueue.x-k8s.io/queue-name": "lq", "kueue.x-k8s.io/priority-class": "high"},
+        priority="high",
         annotations={"berth.dev/runtime": "30m"},
         parallelism=2,
     )
@@ -206,8 +201,7 @@ def test_min_parallelism_annotation_allows_partial_admission() -> None:
 
 
 def test_unknown_priority_class_is_recorded_with_priority_zero() -> None:
-    labels = {"kueue.x-k8s.io/queue-name": "lq", "kueue.x-k8s.io/priority-class": "urgent"}
-    parsed = parse(job(labels=labels))
+    parsed = parse(job(priority="urgent"))
     assert (parsed.priority, parsed.priority_class) == (0, "urgent")
 
 
@@ -250,7 +244,7 @@ def test_workload_priority_and_activity(spec: dict[str, Any], priority: int, act
 
 # --- mistakes -----------------------------------------------------------------------------------
 
-_NO_QUEUE = job(labels={})
+_NO_QUEUE = job(queue=None)
 _MIN_TOO_BIG = job(annotations={"kueue.x-k8s.io/job-min-parallelism": "5"}, parallelism=4)
 _MIN_NOT_A_NUMBER = job(annotations={"kueue.x-k8s.io/job-min-parallelism": "half"})
 _BAD_AFFINITY = {
@@ -338,7 +332,7 @@ def test_reports_one_problem_at_the_exact_field(
 
 
 def test_collects_every_problem_of_a_job() -> None:
-    doc = job(pod(container({"cpu": "-1"}), container({"memory": "lots"})), labels={})
+    doc = job(pod(container({"cpu": "-1"}), container({"memory": "lots"})), queue=None)
     assert [p.field for p in problems_of(doc)] == [
         "metadata.labels",
         f"{POD}.containers[0].resources.requests[cpu]",
