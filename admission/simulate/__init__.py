@@ -3,7 +3,6 @@
 In reading order:
 
 - ``scenario``: a scenario file parsed and checked into typed steps.
-- ``scenario_limits``: what a scenario cannot model yet, turned away in one place.
 - ``run``: the steps through the engine until each reaches its fixed point, each cycle
   as the durable loop's (node faults, then the engine, through the same transitions).
 - ``output``: the result as spec/scenario.md's JSON, or as tables.

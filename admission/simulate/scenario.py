@@ -13,12 +13,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from admission.simulate.scenario_limits import (
-    NOT_YET,
-    UNSUPPORTED_KINDS,
-    UNSUPPORTED_STEP_KEYS,
-    unsupported,
-)
 from quota.core.errors import InvalidInput, Problem
 from quota.core.model import PriorityClass
 from quota.core.workload import Workload
@@ -194,9 +188,6 @@ class _Parser:
                 self.problem(
                     where, f"{field}.{key}", f"unknown step key; expected one of: {expected}"
                 )
-        for key in UNSUPPORTED_STEP_KEYS:
-            if key in raw:
-                self.problem(where, f"{field}.{key}", NOT_YET)
         if "at" not in raw:
             self.problem(where, f"{field}.at", "required: the virtual time of the step, e.g. 5m")
             return None
@@ -244,7 +235,7 @@ class _Parser:
                     f"{field}[{index}].kind",
                     f"{kind}s are created by a step's create list, not here",
                 )
-            elif self._supported(doc, where, f"{field}[{index}]"):
+            else:
                 docs.append((self.source, index, doc))
         try:
             return tuple(parse_objects(docs))
@@ -257,12 +248,6 @@ class _Parser:
     def _relocate(self, problem: Problem, where: str, prefix: str) -> None:
         field = f"{prefix}.{problem.field}" if problem.field else prefix
         self.problem(where, field, problem.message)
-
-    def _supported(self, doc: object, where: str, field: str) -> bool:
-        found = unsupported(doc)
-        if found is not None:
-            self.problem(where, f"{field}.{found[0]}", found[1])
-        return found is None
 
     def _deletes(self, value: object, where: str, field: str) -> list[ObjectRef]:
         refs: list[ObjectRef] = []
@@ -291,9 +276,6 @@ class _Parser:
         known = find_kind(kind)
         if known is None:
             self.problem(where, f"{field}.kind", f"unknown kind {kind}")
-            return None
-        if known.name in UNSUPPORTED_KINDS:
-            self.problem(where, f"{field}.kind", f"{known.name}: {NOT_YET}")
             return None
         if known.namespaced != (namespace is not None):
             need = "needs a namespace" if known.namespaced else "is cluster-scoped: drop namespace"
@@ -340,8 +322,6 @@ class _Parser:
         now: datetime,
         priority_classes: Mapping[str, PriorityClass],
     ) -> Creation | None:
-        if not self._supported(doc, where, field):
-            return None
         try:
             workload = parse_workload(
                 doc,
