@@ -21,16 +21,30 @@ from quota.core.tree import FlavorResource, QuotaTree
 from quota.core.workload import Admission, PodSet, PodSetAssignment, Workload
 
 _FIT, _PREEMPT, _NO_FIT = Mode.FIT, Mode.PREEMPT, Mode.NO_FIT
+_new = tuple.__new__
 
-# One flavor a group may try: its name and the (slot, amount) it would take.
-_Try = tuple[str, tuple[tuple[FlavorResource, int], ...]]
+
+
+class _Try(NamedTuple):
+    """One flavor a group may try."""
+
+    flavor: str
+    slots: tuple[tuple[FlavorResource, int], ...]  # the (slot, amount) it would take
+
+
 # A group: the flavors whose constraints match, in order (None: none matches).
 _Group = tuple[_Try, ...] | None
 # (flavor, pod set, workload priority) -> why the flavor cannot serve it, or None
 Mismatch = Callable[[str, PodSet, int], str | None]
-# The outcome: mode, whether it borrows, the quota it would take per slot, and the flavor
-# chosen for each group of each pod set in order (complete when the mode is FIT).
-Outcome = tuple[Mode, bool, dict[FlavorResource, int], tuple[_Try, ...]]
+
+
+class Outcome(NamedTuple):
+    """What assignment would decide now, without building a ``Plan``."""
+
+    mode: Mode
+    borrows: bool
+    usage: dict[FlavorResource, int]  # the quota it would take per slot
+    picks: tuple[_Try, ...]  # the flavor per group of each pod set (complete when FIT)
 
 
 class Finding(NamedTuple):
@@ -87,8 +101,8 @@ class Verdict:
                 if not resources:
                     continue
                 tries = tuple(
-                    (quotas.flavor,
-                     tuple(((quotas.flavor, r), wanted[r]) for r in resources))
+                    _Try(quotas.flavor,
+                         tuple(((quotas.flavor, r), wanted[r]) for r in resources))
                     for quotas in group.flavors
                     if mismatch(quotas.flavor, pod_set, priority) is None
                 )
@@ -119,7 +133,7 @@ class Verdict:
                 best_mode, best_lends = _NO_FIT, False
                 for attempt in tries:
                     this_mode, lends = _FIT, False
-                    for fr, amount in attempt[1]:
+                    for fr, amount in attempt.slots:
                         requested = taken.get(fr, 0) + amount
                         available, potential, used, nominal = read(cq, fr)
                         if requested > available:
@@ -145,9 +159,9 @@ class Verdict:
                     mode = best_mode
                 borrows = borrows or best_lends
                 picks.append(best)
-                for fr, amount in best[1]:
+                for fr, amount in best.slots:
                     taken[fr] = taken.get(fr, 0) + amount
-        return mode, borrows, taken, tuple(picks)
+        return _new(Outcome, (mode, borrows, taken, tuple(picks)))  # Outcome(...), faster
 
     def admission(self, cq: str, workload: Workload, picks: tuple[_Try, ...]) -> Admission:
         """The admission ``Assigner.assign`` would build from the flavors ``measure`` chose
