@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from admission.engine import reasons
+from admission.engine.node_room import CAP, FitIndex, Room, allows, is_extended
 from admission.engine.topology import (
     HOSTNAME,
     best_domain,
@@ -29,22 +30,11 @@ from admission.engine.topology import (
     topology_request,
 )
 from admission.engine.types import Reason, Snapshot
-from quota.core.model import Node, ResourceFlavor, Toleration, Topology
-from quota.core.node_health import takes_work
+from quota.core.model import Node, ResourceFlavor, Topology
 from quota.core.workload import PodSet, PodSetPlacement, Workload
 
 if TYPE_CHECKING:
     from admission.engine.flavors import PodSetPlan
-
-# Taints Kubernetes puts on sick or cordoned nodes: counted as unhealthy capacity (repair
-# removes them), not as a reason the pod does not tolerate the node.
-_HEALTH_TAINTS = frozenset({
-    "node.kubernetes.io/unschedulable", "node.kubernetes.io/not-ready",
-    "node.kubernetes.io/unreachable",
-})
-_EFFECTS = ("NoSchedule", "NoExecute")
-_UNLIMITED = 1 << 62
-_CAP = _UNLIMITED >> 8  # pods per node counted at most: sums stay far from overflow
 
 # A pod set to place: the pod set, how many pods, the flavors its resources were given.
 Demand = tuple[PodSet, int, tuple[str, ...]]
@@ -56,53 +46,6 @@ def demands(workload: Workload, plans: Iterable[PodSetPlan]) -> list[Demand]:
     """What a plan asks of the nodes: each pod set at its planned count and flavors."""
     by_name = {p.name: p for p in workload.pod_sets}
     return [(by_name[p.name], p.count, tuple(p.flavors.values())) for p in plans]
-
-
-def is_extended(resource: str) -> bool:
-    """Extended resources (``vendor/name``) exist only where a node lists them."""
-    return "/" in resource
-
-
-class _Room:
-    """One node's healthy and repaired limits per listed resource, and what is used."""
-
-    __slots__ = ("devices", "healthy", "node", "used")
-
-    def __init__(self, node: Node) -> None:
-        self.node = node
-        listed = {*node.capacity, *node.allocatable}
-        healthy = {r: node.allocatable.get(r, node.capacity.get(r, 0)) for r in listed}
-        self.devices = {r: max(node.capacity.get(r, healthy[r]), healthy[r]) for r in listed}
-        self.healthy = healthy if takes_work(node) else dict.fromkeys(listed, 0)
-        self.used: dict[str, int] = {}
-
-    def limit(self, resource: str, repaired: bool) -> int | None:
-        table = self.devices if repaired else self.healthy
-        found = table.get(resource)
-        if found is None and is_extended(resource):
-            return 0
-        return found
-
-    def free(self, resource: str, taken: Mapping[str, int], repaired: bool = False) -> int | None:
-        limit = self.limit(resource, repaired)
-        if limit is None:
-            return None
-        return max(0, limit - self.used.get(resource, 0) - taken.get(resource, 0))
-
-    def unhealthy(self, resource: str) -> int:
-        return self.devices.get(resource, 0) - self.healthy.get(resource, 0)
-
-    def pods(self, requests: Mapping[str, int], taken: Mapping[str, int],
-             repaired: bool) -> int:
-        """How many more pods of ``requests`` fit here."""
-        fit = _UNLIMITED
-        for resource, amount in requests.items():
-            if amount <= 0:
-                continue
-            free = self.free(resource, taken, repaired)
-            if free is not None and free // amount < fit:
-                fit = free // amount
-        return fit
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +64,7 @@ class Capacity:
 
     def __init__(self, nodes: Mapping[str, Node], flavors: Mapping[str, ResourceFlavor],
                  topologies: Mapping[str, Topology]) -> None:
-        self.rooms = {name: _Room(nodes[name]) for name in sorted(nodes)}
+        self.rooms = {name: Room(nodes[name]) for name in sorted(nodes)}
         self.flavors = flavors
         self.topologies = topologies
         self.pools: dict[str, tuple[str, ...]] = {}
@@ -139,7 +82,7 @@ class Capacity:
         # pods each node takes, brought up to date from the nodes changed since (a log of
         # node names, appended on every occupy and release).
         self._changed: list[str] = []
-        self._indexes: dict[tuple[int, tuple[tuple[str, int], ...]], _FitIndex] = {}
+        self._indexes: dict[tuple[int, tuple[tuple[str, int], ...]], FitIndex] = {}
         # Explanations per occupancy version.
         self._memo_version = 0
         self._shortages: dict[object, Shortage | None] = {}
@@ -299,7 +242,7 @@ class Capacity:
             found = self._candidates[key] = tuple(
                 n for n in self.pools[names[0]]
                 if all(n in pool for pool in pools)
-                and _allows(self.rooms[n].node, pod_set, tolerations))
+                and allows(self.rooms[n].node, pod_set, tolerations))
         return found
 
     def _place(self, pod_set: PodSet, count: int, names: tuple[str, ...],
@@ -337,15 +280,15 @@ class Capacity:
             return self._index(nodes, requests).total
         empty: dict[str, int] = {}
         return sum(min(self.rooms[n].pods(requests, taken.get(n, empty), n in repaired),
-                       _CAP) for n in nodes)
+                       CAP) for n in nodes)
 
-    def _index(self, nodes: tuple[str, ...], requests: Mapping[str, int]) -> _FitIndex:
+    def _index(self, nodes: tuple[str, ...], requests: Mapping[str, int]) -> FitIndex:
         """The up-to-date fit index of candidate ``nodes`` (a tuple kept by ``_nodes`` for
         the cycle, so its id names it) for pods of ``requests``."""
         key = (id(nodes), tuple(requests.items()))
         index = self._indexes.get(key)
         if index is None:
-            index = self._indexes[key] = _FitIndex(self.rooms, nodes, requests,
+            index = self._indexes[key] = FitIndex(self.rooms, nodes, requests,
                                                    len(self._changed))
         elif index.seen < len(self._changed):
             index.update(self.rooms, self._changed)
@@ -452,42 +395,6 @@ class Capacity:
     def _level_name(self, pod_set: PodSet, names: tuple[str, ...]) -> str:
         level = level_for(pod_set, self.flavors, names, self.topologies)
         return level[0] if level is not None else HOSTNAME
-
-
-class _FitIndex:
-    """How many more pods of one request each candidate node takes, and their sum."""
-
-    __slots__ = ("fits", "requests", "seen", "total")
-
-    def __init__(self, rooms: Mapping[str, _Room], nodes: tuple[str, ...],
-                 requests: Mapping[str, int], seen: int) -> None:
-        self.requests = requests
-        empty: dict[str, int] = {}
-        self.fits = {n: min(rooms[n].pods(requests, empty, False), _CAP) for n in nodes}
-        self.total = sum(self.fits.values())
-        self.seen = seen
-
-    def update(self, rooms: Mapping[str, _Room], changed: Sequence[str]) -> None:
-        empty: dict[str, int] = {}
-        fits = self.fits
-        for name in set(changed[self.seen:]):
-            old = fits.get(name)
-            if old is not None:
-                new = min(rooms[name].pods(self.requests, empty, False), _CAP)
-                fits[name] = new
-                self.total += new - old
-        self.seen = len(changed)
-
-
-def _allows(node: Node, pod_set: PodSet, tolerations: Sequence[Toleration]) -> bool:
-    labels = node.labels
-    if any(labels.get(k) != v for k, v in pod_set.node_selector.items()):
-        return False
-    if pod_set.affinity_terms and not any(
-            all(req.matches(labels) for req in term) for term in pod_set.affinity_terms):
-        return False
-    return all(any(t.tolerates(taint) for t in tolerations) for taint in node.taints
-               if taint.effect in _EFFECTS and taint.key not in _HEALTH_TAINTS)
 
 
 def _order(resources: Iterable[str]) -> list[str]:

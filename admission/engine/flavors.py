@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
+from admission.engine.node_room import EFFECTS
 from admission.engine.topology import topology_mismatch, topology_request
 from quota.core.model import (
     ClusterQueue,
@@ -29,7 +30,6 @@ from quota.core.workload import Admission, PodSet, PodSetAssignment, PodSetPlace
 if TYPE_CHECKING:
     from admission.engine.capacity import Capacity
 
-_EFFECTS = ("NoSchedule", "NoExecute")
 
 
 class Mode(IntEnum):
@@ -122,7 +122,7 @@ def flavor_mismatch(flavor: ResourceFlavor, pod_set: PodSet,
         return "required node affinity conflicts with the flavor's nodeLabels"
     tolerations = (*pod_set.tolerations, *flavor.tolerations)
     for taint in flavor.node_taints:
-        if taint.effect in _EFFECTS and not any(t.tolerates(taint) for t in tolerations):
+        if taint.effect in EFFECTS and not any(t.tolerates(taint) for t in tolerations):
             shown = f"{taint.key}={taint.value}" if taint.value else taint.key
             return f"taint {shown}:{taint.effect} is not tolerated"
     if flavor.min_priority is not None and priority < flavor.min_priority:
