@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import gc
+import hashlib
 import pstats
 import random
 import time
@@ -196,8 +197,24 @@ def report_steady(snapshot: Snapshot, now: datetime) -> None:
     )
     print(
         f"  admitted={len(result.admitted)} evicted={len(result.evicted)} "
-        f"pending={len(result.pending)}"
+        f"pending={len(result.pending)} decisions digest={digest(result)}"
     )
+
+
+def digest(result: CycleResult) -> str:
+    """A short hash of every decision of a cycle: who is admitted where and how, who is
+    evicted by whom and why, each waiting workload's reason and position. Equal digests,
+    equal decisions: a change meant to keep them (a refactor, a speed-up) must keep it."""
+    sha = hashlib.sha256()
+    for admitted in sorted(result.admitted, key=lambda d: d.key):
+        sha.update(repr(admitted).encode())
+    for evicted in sorted(result.evicted, key=lambda d: d.key):
+        sha.update(repr(evicted).encode())
+    for key in sorted(result.pending):
+        status = result.pending[key]
+        sha.update(repr((key, status.position, status.reason.code, status.reason.message,
+                         [r.details for r in status.reasons], status.hints)).encode())
+    return sha.hexdigest()[:16]
 
 
 def read_all(result: CycleResult) -> int:
@@ -268,7 +285,7 @@ def report(label: str, snapshot: Snapshot, now: datetime, *, judged: bool = True
         )
     print(
         f"  admitted={len(result.admitted)} evicted={len(result.evicted)} "
-        f"pending={len(result.pending)}"
+        f"pending={len(result.pending)} decisions digest={digest(result)}"
     )
     report_steady(snapshot, now)
 

@@ -1,7 +1,7 @@
 """The layout is the architecture: checks import-linter cannot express.
 
-The pure core imports only the standard library (and itself), and every package says what
-its modules are in its docstring."""
+The pure core imports only the standard library (and itself), every package says what its
+modules are in its docstring, and no module runs past 500 lines."""
 
 from __future__ import annotations
 
@@ -53,3 +53,17 @@ def test_every_package_lists_its_modules_in_its_docstring(top: str) -> None:
         if missing:
             silent.append(f"{init.relative_to(REPO)}: {', '.join(missing)}")
     assert silent == []
+
+
+# A module longer than this holds more than one concept: split it where the concepts part.
+LONGEST_MODULE = 500
+
+
+@pytest.mark.parametrize("top", (*PACKAGES, "migrations"))
+def test_no_module_is_over_500_lines(top: str) -> None:
+    long = {
+        f"{path.relative_to(REPO)}: {lines} lines"
+        for path in _modules(top)
+        if (lines := len(path.read_text().splitlines())) > LONGEST_MODULE
+    }
+    assert long == set()
