@@ -28,11 +28,14 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def request_error(_: Request, exc: RequestValidationError) -> JSONResponse:
         first = exc.errors()[0] if exc.errors() else {}
-        field = ".".join(str(p) for p in first.get("loc", ()))
+        loc = tuple(str(p) for p in first.get("loc", ()))
+        # pydantic prefixes a validator's own message with "Value error, "; the parameter's
+        # name says more: "since: 'yesterday' is not an RFC 3339 date-time (...)".
+        message = str(first.get("msg", "invalid request")).removeprefix("Value error, ")
         body = {
             "code": "InvalidRequest",
-            "message": str(first.get("msg", "invalid request")),
-            "field": field,
+            "message": f"{loc[-1]}: {message}" if loc else message,
+            "field": ".".join(loc),
         }
         return JSONResponse({"error": body}, status_code=422)
 
