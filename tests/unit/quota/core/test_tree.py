@@ -1,14 +1,16 @@
-"""Cohort tree arithmetic: nominal, lendable, available, borrowed, hierarchy, cycles."""
+"""Cohort tree arithmetic: nominal, lendable, available, borrowed, hierarchy, cycles, and
+cohorts with no ClusterQueue below them."""
 
 from __future__ import annotations
 
 import pytest
-from builders.engine import GPU, M, cohort, cq
+from builders.engine import CPU, GPU, M, cohort, cq
 
 from quota.core.model import ClusterQueue, Cohort
 from quota.core.tree import QuotaTree, find_cohort_cycles
 
 FR = ("default", GPU)
+C = ("default", CPU)
 
 
 def tree(queues: list[ClusterQueue], cohorts: list[Cohort] = ()) -> QuotaTree:  # type: ignore[assignment]
@@ -99,3 +101,69 @@ def test_members_lists_the_whole_root_pool() -> None:
     t = tree([cq("a", cohort="l"), cq("b", cohort="r"), cq("c")],
              [cohort("l", "root"), cohort("r", "root")])
     assert (t.members("a"), t.members("c")) == (("a", "b"), ("c",))
+
+
+def cpu(amount: int) -> dict[str, dict[str, int]]:
+    return {"default": {CPU: amount}}
+
+
+# Kueue builds its cohort forest from every Cohort object, not only from those above a
+# ClusterQueue (pkg/cache/hierarchy, resource_node.go): a cohort with no queue below it
+# still lends its own quota to its parent, less what its lending limit keeps back.
+@pytest.mark.parametrize(
+    ("queues", "cohorts", "usage", "queue", "available", "potential"),
+    [
+        pytest.param([cq("q", cpu(0), cohort="root")], [cohort("z", "root", cpu(1))], {},
+                     "q", 1, 1,
+                     id="a queue borrows the quota of a queue-less sibling cohort via root"),
+        pytest.param([cq("q", cpu(0), cohort="root")],
+                     [cohort("root", None, cpu(2)), cohort("z", "root", cpu(1))], {}, "q", 3, 3,
+                     id="a declared root adds its own quota to what the sibling lends"),
+        pytest.param([cq("q", cpu(0), cohort="root")],
+                     [cohort("z", "root", cpu(3), lending={C: 1})], {}, "q", 1, 1,
+                     id="a queue-less cohort lends only up to its lending limit"),
+        pytest.param([cq("q", cpu(0), cohort="root")],
+                     [cohort("z", "root", cpu(3), lending={C: 0})], {}, "q", 0, 0,
+                     id="a lending limit of zero keeps a queue-less cohort's quota to itself"),
+        pytest.param([cq("q", cpu(2), cohort="root")],
+                     [cohort("z", "root", cpu(2), borrowing={C: 0})], {}, "q", 4, 4,
+                     id="a queue-less cohort's borrowing limit bounds what it takes, "
+                        "not what it lends"),
+        pytest.param([cq("q", cpu(1), cohort="root", borrowing={C: 2})],
+                     [cohort("z", "root", cpu(5))], {}, "q", 3, 3,
+                     id="the queue's own borrowing limit still caps what it takes from the "
+                        "sibling"),
+        pytest.param([cq("q", cpu(0), cohort="root"), cq("p", cpu(0), cohort="root")],
+                     [cohort("z", "root", cpu(4))], {"p": 3}, "q", 1, 4,
+                     id="what one queue draws from the sibling's quota is gone for the others"),
+        pytest.param([cq("q", cpu(0), cohort="team")],
+                     [cohort("root", None, cpu(1)), cohort("team", "root"),
+                      cohort("a", "root"), cohort("b", "a", cpu(0), lending={C: 1}),
+                      cohort("c", "b", cpu(2))], {}, "q", 2, 2,
+                     id="quota deep in a queue-less branch reaches a queue in another branch, "
+                        "within every lending limit on the way up"),
+        pytest.param([cq("solo", cpu(2))], [cohort("lonely", None, cpu(5))], {}, "solo", 2, 2,
+                     id="a queue-less cohort tree lends nothing to a queue outside it"),
+        pytest.param([cq("q", cpu(0), cohort="root")],
+                     [cohort("x", "y", cpu(3)), cohort("y", "x", cpu(3)),
+                      cohort("z", "x", cpu(3))], {}, "q", 0, 0,
+                     id="queue-less cohorts on or below a parent cycle are left out"),
+    ],
+)
+def test_a_cohort_counts_without_a_queue_below(
+    queues: list[ClusterQueue], cohorts: list[Cohort], usage: dict[str, int], queue: str,
+    available: int, potential: int,
+) -> None:
+    t = tree(queues, cohorts)
+    for name, amount in usage.items():
+        t.add(name, {C: amount * M})
+    assert (t.available(queue, C), t.potential(queue, C)) == (available * M, potential * M)
+
+
+def test_a_queue_less_cohort_reports_its_quota_and_its_parent_what_it_lends() -> None:
+    t = tree([cq("q", cpu(0), cohort="root")], [cohort("z", "root", cpu(3), lending={C: 2})])
+    assert (t.cohort_quota("z", C), t.cohort_quota("root", C)) == (3 * M, 2 * M)
+    t.add("q", {C: 2 * M})
+    assert (t.cohort_usage("root", C), t.cohort_usage("z", C), t.borrowed("q", C)) == (
+        2 * M, 0, 2 * M)
+    assert (t.available("q", C), t.members("q")) == (0, ("q",))
