@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 from builders.engine import CPU, GPU, M, cohort, cq
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from quota.core.model import ClusterQueue, Cohort
 from quota.core.tree import QuotaTree, find_cohort_cycles
@@ -167,3 +169,34 @@ def test_a_queue_less_cohort_reports_its_quota_and_its_parent_what_it_lends() ->
     assert (t.cohort_usage("root", C), t.cohort_usage("z", C), t.borrowed("q", C)) == (
         2 * M, 0, 2 * M)
     assert (t.available("q", C), t.members("q")) == (0, ("q",))
+
+
+_LIMIT = st.none() | st.integers(0, 6)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), _LIMIT), min_size=1, max_size=4),
+       st.integers(0, 6), _LIMIT, st.integers(0, 6), _LIMIT, st.integers(0, 12))
+def test_a_queue_less_cohort_under_the_root_adds_what_it_lends_to_every_queue(
+    chain: list[tuple[int, int | None]], nominal: int, lending: int | None,
+    spare: int, spare_lending: int | None, used: int,
+) -> None:
+    """q sits at the bottom of a chain of cohorts (own quota, optional lending limit each);
+    a cohort with no queue below it, hung under the root, raises what q could ever hold, and
+    what it can take now, by exactly what that cohort lends: its quota, at most its
+    lending limit."""
+    names = [f"c{i}" for i in range(len(chain))]
+    cohorts = [cohort(name, names[i - 1] if i else None, cpu(quota),
+                      lending=None if limit is None else {C: limit})
+               for i, (name, (quota, limit)) in enumerate(zip(names, chain, strict=True))]
+    queue = cq("q", cpu(nominal), cohort=names[-1],
+               lending=None if lending is None else {C: lending})
+    extra = cohort("spare", names[0], cpu(spare),
+                   lending=None if spare_lending is None else {C: spare_lending})
+    lent = spare if spare_lending is None else min(spare, spare_lending)
+    without, with_spare = tree([queue], cohorts), tree([queue], [*cohorts, extra])
+    for t in (without, with_spare):
+        t.add("q", {C: used * M})
+    assert with_spare.potential("q", C) == without.potential("q", C) + lent * M
+    assert with_spare.available("q", C) == max(
+        0, with_spare.potential("q", C) - used * M)
