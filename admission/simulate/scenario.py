@@ -1,7 +1,8 @@
 """A ``berth simulate`` scenario file parsed and checked into typed steps (PURE: text in).
 
-Every problem of the file is collected before anything runs, each located as ``objects[i]``
-or ``step N`` with a field path from the document root (``steps[2].create[0].spec...``).
+Every problem of the file is collected before anything runs, each named as ``berth apply``
+names it: the object (``ClusterQueue/cq-a``, ``Job/team/train``) when it concerns one, and
+the field path from the document root (``objects[1].spec...``, ``steps[2].create[0].spec...``).
 What exists at each step (objects, workloads, priority classes) follows statically from
 the events, so unknown names are caught here and the runner never fails on input.
 """
@@ -17,7 +18,7 @@ from quota.core.errors import InvalidInput, Problem
 from quota.core.model import PriorityClass
 from quota.core.workload import Workload
 from quota.manifests.documents import ManifestObject, find_kind, load_documents, parse_objects
-from quota.manifests.jobs import parse_workload
+from quota.manifests.jobs import parse_workload, workload_label
 
 # Virtual time zero: step offsets and creation times are counted from here.
 EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
@@ -142,21 +143,22 @@ class _Parser:
         self.objects: dict[str, ManifestObject] = {}  # by ManifestObject.key
         self.workloads: dict[str, str] = {}  # key -> kind, every workload created so far
 
-    def problem(self, where: str, field: str, message: str) -> None:
-        self.problems.append(Problem(message, source=self.source, obj=where, field=field))
+    def problem(self, field: str, message: str, obj: str = "") -> None:
+        """Record a problem at ``field`` (from the document root), of object ``obj``
+        (``Kind/name``, as ``berth apply`` names it) when it concerns one."""
+        self.problems.append(Problem(message, source=self.source, obj=obj, field=field))
 
     def parse(self, doc: Mapping[object, object]) -> Scenario:
         for key in doc:
             if key not in _TOP_KEYS:
-                self.problem("", str(key), f"unknown key; expected one of: {', '.join(_TOP_KEYS)}")
+                self.problem(str(key), f"unknown key; expected one of: {', '.join(_TOP_KEYS)}")
         name = doc.get("name")
         if name is not None and not isinstance(name, str):
-            self.problem("", "name", "must be a string")
-        # Top-level objects need no "where": the field path already starts with objects[i].
-        objects = self._objects(self._list(doc.get("objects"), "", "objects"), "objects", "")
+            self.problem("name", "must be a string")
+        objects = self._objects(self._list(doc.get("objects"), "objects"), "objects")
         for item in objects:
             self.objects[item.key] = item
-        raw_steps = self._list(doc.get("steps"), "", "steps")
+        raw_steps = self._list(doc.get("steps"), "steps")
         steps: list[Step] = []
         previous = timedelta(0)
         for index, raw in enumerate(raw_steps):
@@ -169,50 +171,45 @@ class _Parser:
         title = name if isinstance(name, str) else None
         return Scenario(self.source, self.epoch, title, objects, tuple(steps))
 
-    def _list(self, value: object, where: str, field: str) -> list[object]:
+    def _list(self, value: object, field: str) -> list[object]:
         if value is None:
             return []
         if not isinstance(value, list):
-            self.problem(where, field, "must be a list")
+            self.problem(field, "must be a list")
             return []
         return value
 
     def _step(self, index: int, raw: object, previous: timedelta) -> Step | None:
-        where, field = f"step {index}", f"steps[{index}]"
+        field = f"steps[{index}]"
         if not isinstance(raw, Mapping):
-            self.problem(where, field, "must be a mapping with at and events")
+            self.problem(field, "must be a mapping with at and events")
             return None
         for key in raw:
             if key not in _STEP_KEYS:
                 expected = ", ".join(_STEP_KEYS)
-                self.problem(
-                    where, f"{field}.{key}", f"unknown step key; expected one of: {expected}"
-                )
+                self.problem(f"{field}.{key}", f"unknown step key; expected one of: {expected}")
         if "at" not in raw:
-            self.problem(where, f"{field}.at", "required: the virtual time of the step, e.g. 5m")
+            self.problem(f"{field}.at", "required: the virtual time of the step, e.g. 5m")
             return None
         try:
             at = parse_duration(raw["at"])
         except DurationError as exc:
-            self.problem(where, f"{field}.at", str(exc))
+            self.problem(f"{field}.at", str(exc))
             return None
         if at < previous:
             self.problem(
-                where,
                 f"{field}.at",
                 f"{raw['at']} is before the previous step ({format_duration(previous)}); "
                 "steps must be in time order",
             )
-        apply = self._objects(
-            self._list(raw.get("apply"), where, f"{field}.apply"), f"{field}.apply", where
-        )
+        apply = self._objects(self._list(raw.get("apply"), f"{field}.apply"), f"{field}.apply")
         for item in apply:
             self.objects[item.key] = item
-        delete = self._deletes(raw.get("delete"), where, f"{field}.delete")
-        create = self._creates(raw.get("create"), where, f"{field}.create", self.epoch + at)
-        finish = self._keys(raw.get("finish"), where, f"{field}.finish")
-        deactivate = self._keys(raw.get("deactivate"), where, f"{field}.deactivate")
-        checkpointed = self._keys(raw.get("checkpointed"), where, f"{field}.checkpointed")
+        delete = self._deletes(raw.get("delete"), f"{field}.delete")
+        create = self._creates(raw.get("create"), f"{field}.create", self.epoch + at)
+        finish = self._keys(raw.get("finish"), f"{field}.finish")
+        deactivate = self._keys(raw.get("deactivate"), f"{field}.deactivate")
+        checkpointed = self._keys(raw.get("checkpointed"), f"{field}.checkpointed")
         return Step(
             index,
             at,
@@ -225,15 +222,15 @@ class _Parser:
             tuple(checkpointed),
         )
 
-    def _objects(self, raw: list[object], field: str, where: str) -> tuple[ManifestObject, ...]:
+    def _objects(self, raw: list[object], field: str) -> tuple[ManifestObject, ...]:
         docs: list[tuple[str, int, object]] = []
         for index, doc in enumerate(raw):
-            kind = doc.get("kind") if isinstance(doc, Mapping) else None
-            if kind in WORKLOAD_KINDS:
+            if isinstance(doc, Mapping) and doc.get("kind") in WORKLOAD_KINDS:
+                kind = doc["kind"]
                 self.problem(
-                    where,
                     f"{field}[{index}].kind",
                     f"{kind}s are created by a step's create list, not here",
+                    workload_label(doc),
                 )
             else:
                 docs.append((self.source, index, doc))
@@ -242,74 +239,77 @@ class _Parser:
         except InvalidInput as exc:
             for problem in exc.problems:
                 index = problem.document if problem.document is not None else 0
-                self._relocate(problem, where, f"{field}[{index}]")
+                self._relocate(problem, f"{field}[{index}]")
             return ()
 
-    def _relocate(self, problem: Problem, where: str, prefix: str) -> None:
+    def _relocate(self, problem: Problem, prefix: str) -> None:
+        """A manifest's problem, its field path prefixed with the manifest's place here."""
         field = f"{prefix}.{problem.field}" if problem.field else prefix
-        self.problem(where, field, problem.message)
+        self.problem(field, problem.message, problem.obj)
 
-    def _deletes(self, value: object, where: str, field: str) -> list[ObjectRef]:
+    def _deletes(self, value: object, field: str) -> list[ObjectRef]:
         refs: list[ObjectRef] = []
-        for index, raw in enumerate(self._list(value, where, field)):
-            ref = self._delete(raw, where, f"{field}[{index}]")
+        for index, raw in enumerate(self._list(value, field)):
+            ref = self._delete(raw, f"{field}[{index}]")
             if ref is not None:
                 refs.append(ref)
         return refs
 
-    def _delete(self, raw: object, where: str, field: str) -> ObjectRef | None:
+    def _delete(self, raw: object, field: str) -> ObjectRef | None:
         if not isinstance(raw, Mapping):
-            self.problem(where, field, "must be a mapping {kind, name, namespace?}")
+            self.problem(field, "must be a mapping {kind, name, namespace?}")
             return None
         for key in raw:
             if key not in _DELETE_KEYS:
-                self.problem(where, f"{field}.{key}", "unknown key; expected kind, name, namespace")
+                self.problem(f"{field}.{key}", "unknown key; expected kind, name, namespace")
         kind, name, namespace = raw.get("kind"), raw.get("name"), raw.get("namespace")
         if not isinstance(kind, str) or not isinstance(name, str) or not name:
-            self.problem(where, field, "needs kind and name as strings")
+            self.problem(field, "needs kind and name as strings")
             return None
         if namespace is not None and not isinstance(namespace, str):
-            self.problem(where, f"{field}.namespace", "must be a string")
+            self.problem(f"{field}.namespace", "must be a string")
             return None
         if kind in WORKLOAD_KINDS:
-            return self._delete_workload(ObjectRef(kind, name, namespace), where, field)
+            return self._delete_workload(ObjectRef(kind, name, namespace), field)
         known = find_kind(kind)
         if known is None:
-            self.problem(where, f"{field}.kind", f"unknown kind {kind}")
+            self.problem(f"{field}.kind", f"unknown kind {kind}")
             return None
         if known.namespaced != (namespace is not None):
             need = "needs a namespace" if known.namespaced else "is cluster-scoped: drop namespace"
-            self.problem(where, f"{field}.namespace", f"{known.name} {need}")
+            self.problem(f"{field}.namespace", f"{known.name} {need}", f"{known.name}/{name}")
             return None
         ref = ObjectRef(known.name, name, namespace)
         if ref.object_key not in self.objects:
-            self.problem(where, field, f"{known.name} {ref.key} does not exist at this step")
+            self.problem(
+                field, f"{known.name} {ref.key} does not exist at this step", ref.object_key
+            )
             return None
         del self.objects[ref.object_key]
         return ref
 
-    def _delete_workload(self, ref: ObjectRef, where: str, field: str) -> ObjectRef | None:
+    def _delete_workload(self, ref: ObjectRef, field: str) -> ObjectRef | None:
         if ref.namespace is None:
-            self.problem(where, f"{field}.namespace", f"required to delete a {ref.kind}")
+            self.problem(f"{field}.namespace", f"required to delete a {ref.kind}", ref.object_key)
             return None
         if self.workloads.get(ref.key) != ref.kind:
-            self.problem(where, field, f"{ref.kind} {ref.key} does not exist at this step")
+            self.problem(field, f"{ref.kind} {ref.key} does not exist at this step", ref.object_key)
             return None
         del self.workloads[ref.key]
         return ref
 
-    def _creates(self, value: object, where: str, field: str, now: datetime) -> list[Creation]:
+    def _creates(self, value: object, field: str, now: datetime) -> list[Creation]:
         priority_classes = {
             item.obj.name: item.obj
             for item in self.objects.values()
             if isinstance(item.obj, PriorityClass)
         }
         made: list[Creation] = []
-        for index, doc in enumerate(self._list(value, where, field)):
+        for index, doc in enumerate(self._list(value, field)):
             # The engine orders equal creation times by name; a microsecond apart keeps the
             # list order the spec promises without showing in the output.
             created_at = now + timedelta(microseconds=index)
-            creation = self._create(doc, where, f"{field}[{index}]", created_at, priority_classes)
+            creation = self._create(doc, f"{field}[{index}]", created_at, priority_classes)
             if creation is not None:
                 made.append(creation)
         return made
@@ -317,7 +317,6 @@ class _Parser:
     def _create(
         self,
         doc: object,
-        where: str,
         field: str,
         now: datetime,
         priority_classes: Mapping[str, PriorityClass],
@@ -332,43 +331,45 @@ class _Parser:
             )
         except InvalidInput as exc:
             for problem in exc.problems:
-                self._relocate(problem, where, field)
+                self._relocate(problem, field)
             return None
+        label = f"{workload.kind}/{workload.key}"
         if workload.key in self.workloads:
             self.problem(
-                where,
                 f"{field}.metadata.name",
                 f"{workload.key} already exists; delete it first to create it again",
+                label,
             )
             return None
         runtime = None
         if RUNTIME_ANNOTATION in workload.annotations:
-            runtime = self._runtime(workload.annotations[RUNTIME_ANNOTATION], where, field)
+            raw = workload.annotations[RUNTIME_ANNOTATION]
+            runtime = self._runtime(raw, f"{field}.metadata.annotations[{RUNTIME_ANNOTATION}]",
+                                    label)
             if runtime is None:
                 return None
         self.workloads[workload.key] = workload.kind
         return Creation(workload, runtime)
 
-    def _runtime(self, value: object, where: str, field: str) -> timedelta | None:
-        place = f"{field}.metadata.annotations[{RUNTIME_ANNOTATION}]"
+    def _runtime(self, value: object, field: str, obj: str) -> timedelta | None:
         try:
             runtime = parse_duration(value)
         except DurationError as exc:
-            self.problem(where, place, str(exc))
+            self.problem(field, str(exc), obj)
             return None
         if not runtime:
-            self.problem(where, place, "must be longer than 0s")
+            self.problem(field, "must be longer than 0s", obj)
             return None
         return runtime
 
-    def _keys(self, value: object, where: str, field: str) -> list[str]:
+    def _keys(self, value: object, field: str) -> list[str]:
         keys: list[str] = []
-        for index, raw in enumerate(self._list(value, where, field)):
+        for index, raw in enumerate(self._list(value, field)):
             place = f"{field}[{index}]"
             if not isinstance(raw, str) or raw.count("/") != 1 or "" in raw.split("/"):
-                self.problem(where, place, f"{raw!r} is not a workload key namespace/name")
+                self.problem(place, f"{raw!r} is not a workload key namespace/name")
             elif raw not in self.workloads:
-                self.problem(where, place, f"no workload {raw} exists at this step")
+                self.problem(place, f"no workload {raw} exists at this step")
             else:
                 keys.append(raw)
         return keys

@@ -78,7 +78,7 @@ def install(app: FastAPI, limits: SimulationLimits) -> None:
             notes={
                 413: "PayloadTooLarge (over 1 MiB), ScenarioTooLarge (over a cap: steps, "
                 "workloads, objects) or ResultTooLarge (the answer would be over its cap)",
-                422: "InvalidInput naming the step and field, or SimulationTooLong (past "
+                422: "InvalidInput naming the object and field, or SimulationTooLong (past "
                 "the time limit)",
                 503: "SimulatorBusy: every simulation slot is taken; try again after "
                 "Retry-After seconds",

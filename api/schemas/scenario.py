@@ -3,8 +3,9 @@
 
 As for manifests (``api.schemas.manifests``), every keyword states something the reader
 refuses. What exists at a step (a finish or delete naming a workload created before it),
-steps in time order and the size caps are checked across the scenario: a 422 or 413 names
-the step and field.
+steps in time order and the size caps are checked across the scenario: a 422 names the
+object (Kind/name, as apply does) and the field path from the scenario's root, which
+starts with the step (``steps[2]...``); a 413 names the cap it passes.
 """
 
 from __future__ import annotations

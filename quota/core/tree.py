@@ -74,8 +74,9 @@ def _limits(groups: Iterable[ResourceGroup]) -> dict[FlavorResource, Limits]:
 
 class QuotaTree:
     """Mutable quota arithmetic over one snapshot's cohort forest; usage changes as a cycle
-    admits and evicts. Cohorts named but not declared exist implicitly with no quota, as in
-    Kueue; cohorts on a parent cycle are cut off (see ``broken_cohorts``)."""
+    admits and evicts. The forest holds every ClusterQueue and every declared cohort, with
+    or without queues below it; cohorts named but not declared exist implicitly with no
+    quota, as in Kueue; cohorts on a parent cycle are cut off (see ``broken_cohorts``)."""
 
     def __init__(
         self, cluster_queues: Iterable[ClusterQueue], cohorts: Mapping[str, Cohort]
@@ -89,6 +90,11 @@ class QuotaTree:
             self._queues[cq.name] = node
             if cq.cohort is not None and cq.cohort not in self.broken_cohorts:
                 self._attach(node, self._cohort(cq.cohort, cohorts))
+        # Every declared cohort counts, not only those above a ClusterQueue: a cohort with
+        # no queue below it still lends its own quota (within its lending limit) up the tree.
+        for name in sorted(cohorts):
+            if name not in self.broken_cohorts:
+                self._cohort(name, cohorts)
         for root in self._roots():
             _compute_subtree(root)
         self._root_of: dict[str, _Node] = {}

@@ -40,7 +40,7 @@ def parse_workload(
         sink.add("", f"a workload must be a mapping (a Job or Workload), got {describe(doc)}")
         raise InvalidInput(problems)
     top = Field(sink, "", doc)
-    sink.obj = _label(doc)
+    sink.obj = workload_label(doc)
     api_version = top.string("apiVersion", required=True)
     kind = top.string("kind", required=True)
     if api_version is None or kind is None:
@@ -107,7 +107,8 @@ def _priority(name: str | None, classes: Mapping[str, PriorityClass]) -> int:
     return known.value if known is not None else 0
 
 
-def _label(doc: Mapping[str, object]) -> str:
+def workload_label(doc: Mapping[object, object]) -> str:
+    """``Kind/namespace/name`` of a workload manifest, from whatever of it the document has."""
     kind = doc.get("kind") if isinstance(doc.get("kind"), str) else "Workload"
     metadata = doc.get("metadata")
     meta = metadata if isinstance(metadata, dict) else {}

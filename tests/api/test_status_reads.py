@@ -207,6 +207,29 @@ def test_invalid_scenario_is_422_naming_the_problem(api: httpx.Client) -> None:
     assert "invalid YAML" in response.json()["error"]["message"]
 
 
+BAD_QUEUE = """
+objects:
+  - {apiVersion: kueue.x-k8s.io/v1beta1, kind: ResourceFlavor, metadata: {name: gpu}}
+  - apiVersion: kueue.x-k8s.io/v1beta1
+    kind: ClusterQueue
+    metadata: {name: cq-a}
+    spec: {resourceGroups: [{coveredResources: [cpu], flavors: [{name: gpu, resources: [{name: cpu, nominalQuota: -1}]}]}]}
+steps: [{at: 0s}]
+"""
+
+
+def test_invalid_scenario_names_the_object_beside_the_field_as_apply_does(api: httpx.Client) -> None:
+    response = api.post("/api/v1/simulate", content=BAD_QUEUE, headers={"content-type": "application/yaml"})
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    field = "objects[1].spec.resourceGroups[0].flavors[0].resources[0].nominalQuota"
+    assert (error["code"], error["field"]) == ("InvalidInput", field)
+    assert error["message"].startswith(f"request: ClusterQueue/cq-a: {field}: must not be negative")
+    assert [(p["source"], p["document"], p["object"], p["field"]) for p in error["problems"]] == [
+        ("request", None, "ClusterQueue/cq-a", field)
+    ]
+
+
 def _read_cached(world: World, cache: QuotaObjectCache, name: str) -> tuple[list[Any], int]:
     seen: list[str] = []
 

@@ -81,8 +81,8 @@ def cq(name: str, quotas: Quotas | None = None, *, cohort: str | None = None,
 
 
 def cohort(name: str, parent: str | None = None, quotas: Quotas | None = None,
-           lending: Limits | None = None) -> Cohort:
-    return Cohort(name, parent, groups(quotas or {}, None, lending))
+           lending: Limits | None = None, borrowing: Limits | None = None) -> Cohort:
+    return Cohort(name, parent, groups(quotas or {}, borrowing, lending))
 
 
 def wl(name: str, requests: Mapping[str, float], *, count: int = 1, ns: str = "a",

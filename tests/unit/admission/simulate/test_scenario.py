@@ -1,4 +1,4 @@
-"""``berth simulate`` input: durations, and invalid scenarios naming file, step and field."""
+"""``berth simulate`` input: durations, and invalid scenarios naming file, object and field."""
 
 from __future__ import annotations
 
@@ -72,7 +72,8 @@ def test_formats_durations(seconds: int, text: str) -> None:
     assert format_duration(timedelta(seconds=seconds)) == text
 
 
-# --- input errors: one line per problem naming file, step and field; exit 2 -----------------
+# --- input errors: one line per problem naming file, object (Kind/name, when it concerns
+# one, as berth apply names it) and field path from the document root; exit 2 -------------
 
 
 def _bad(objects: list[Any], steps: list[Any]) -> tuple[list[Any], list[Any]]:
@@ -83,32 +84,32 @@ def _bad(objects: list[Any], steps: list[Any]) -> tuple[list[Any], list[Any]]:
 ERRORS = [
     pytest.param(
         *_bad(one_queue(), [{"at": "0s", "craete": [job("team/a", 1)]}]),
-        ["step 0: steps[0].craete: unknown step key"],
+        ["steps[0].craete: unknown step key"],
         id="misspelt step key names the step and the key",
     ),
     pytest.param(
         *_bad(one_queue(), [{"at": "0s"}, {"at": "5 minutes"}]),
-        ["step 1: steps[1].at: '5 minutes' is not a duration"],
+        ["steps[1].at: '5 minutes' is not a duration"],
         id="bad time names the second step",
     ),
     pytest.param(
         *_bad(one_queue(), [{"at": "0s", "create": [{**job("team/a", 1), "kind": {"a": 1}}]}]),
-        ["step 0: steps[0].create[0].kind: must be a string, got a mapping"],
+        ["Workload/team/a: steps[0].create[0].kind: must be a string, got a mapping"],
         id="a kind that is a mapping is a problem, not a crash",
     ),
     pytest.param(
         *_bad(one_queue(), [{"at": "10m"}, {"at": "5m"}]),
-        ["step 1: steps[1].at: 5m is before the previous step (10m)"],
+        ["steps[1].at: 5m is before the previous step (10m)"],
         id="steps going back in time",
     ),
     pytest.param(
         *_bad(one_queue(), [{"at": "0s", "finish": ["team/ghost"]}]),
-        ["step 0: steps[0].finish[0]: no workload team/ghost exists at this step"],
+        ["steps[0].finish[0]: no workload team/ghost exists at this step"],
         id="finish of an unknown workload",
     ),
     pytest.param(
         *_bad(one_queue(), [{"at": "0s", "deactivate": ["not-a-key"]}]),
-        ["step 0: steps[0].deactivate[0]: 'not-a-key' is not a workload key namespace/name"],
+        ["steps[0].deactivate[0]: 'not-a-key' is not a workload key namespace/name"],
         id="deactivate needs namespace/name",
     ),
     pytest.param(
@@ -116,22 +117,22 @@ ERRORS = [
             one_queue(),
             [{"at": "0s", "finish": ["team/a"]}, {"at": "1m", "create": [job("team/a", 1)]}],
         ),
-        ["step 0: steps[0].finish[0]: no workload team/a exists at this step"],
+        ["steps[0].finish[0]: no workload team/a exists at this step"],
         id="finish before the workload is created",
     ),
     pytest.param(
         *_bad(one_queue(), [{"at": "0s", "create": [job("team/a", 1), job("team/a", 2)]}]),
-        ["step 0: steps[0].create[1].metadata.name: team/a already exists"],
+        ["Job/team/a: steps[0].create[1].metadata.name: team/a already exists"],
         id="creating the same workload twice",
     ),
     pytest.param(
         *_bad(one_queue(), [{"at": "0s", "delete": [{"kind": "ClusterQueue", "name": "nope"}]}]),
-        ["step 0: steps[0].delete[0]: ClusterQueue nope does not exist at this step"],
+        ["ClusterQueue/nope: steps[0].delete[0]: ClusterQueue nope does not exist at this step"],
         id="delete of an object that does not exist",
     ),
     pytest.param(
         *_bad(one_queue(), [{"at": "0s", "delete": [{"kind": "Gadget", "name": "a"}]}]),
-        ["step 0: steps[0].delete[0].kind: unknown kind Gadget"],
+        ["steps[0].delete[0].kind: unknown kind Gadget"],
         id="delete of an unknown kind",
     ),
     pytest.param(
@@ -144,33 +145,35 @@ ERRORS = [
                 }
             ],
         ),
-        ["step 0: steps[0].delete[0].namespace: ClusterQueue is cluster-scoped"],
+        ["ClusterQueue/team: steps[0].delete[0].namespace: ClusterQueue is cluster-scoped"],
         id="delete with a namespace for a cluster-scoped kind",
     ),
     pytest.param(
         *_bad(one_queue(), [{"at": "0s", "delete": [{"kind": "Job", "name": "a"}]}]),
-        ["step 0: steps[0].delete[0].namespace: required to delete a Job"],
+        ["Job/a: steps[0].delete[0].namespace: required to delete a Job"],
         id="deleting a job needs its namespace",
     ),
     pytest.param(
         *_bad(one_queue(), [{"at": "0s", "create": [job("team/a", 1, runtime="soon")]}]),
-        ["steps[0].create[0].metadata.annotations[berth.dev/runtime]: 'soon' is not a duration"],
+        ["Job/team/a: steps[0].create[0].metadata.annotations[berth.dev/runtime]: "
+         "'soon' is not a duration"],
         id="runtime annotation must be a duration",
     ),
     pytest.param(
         *_bad(one_queue(), [{"at": "0s", "create": [job("team/a", 1, runtime="0s")]}]),
-        ["steps[0].create[0].metadata.annotations[berth.dev/runtime]: must be longer than 0s"],
+        ["Job/team/a: steps[0].create[0].metadata.annotations[berth.dev/runtime]: "
+         "must be longer than 0s"],
         id="runtime annotation must be positive",
     ),
     pytest.param(
         *_bad([*one_queue(), job("team/a", 1)], [{"at": "0s"}]),
-        ["objects[3].kind: Jobs are created by a step's create list"],
+        ["Job/team/a: objects[3].kind: Jobs are created by a step's create list"],
         id="jobs do not belong in objects",
     ),
     pytest.param(
         *_bad([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
                 "status": {"allocatable": {"nvidia.com/gpu": "lots"}}}], []),
-        ["objects[0].status.allocatable[nvidia.com/gpu]: "],
+        ["Node/n1: objects[0].status.allocatable[nvidia.com/gpu]: "],
         id="a node's allocatable must be quantities",
     ),
     pytest.param(
@@ -183,13 +186,13 @@ ERRORS = [
                 }
             ],
         ),
-        ["step 0: steps[0].apply[0].spec: required field missing",
-         "step 0: steps[0].apply[0].spec.levels: required field missing"],
+        ["Topology/t: steps[0].apply[0].spec: required field missing",
+         "Topology/t: steps[0].apply[0].spec.levels: required field missing"],
         id="a topology needs levels",
     ),
     pytest.param(
         *_bad(one_queue(), [{"at": "0s", "checkpointed": ["team/a"]}]),
-        ["step 0: steps[0].checkpointed[0]: no workload team/a exists at this step"],
+        ["steps[0].checkpointed[0]: no workload team/a exists at this step"],
         id="a checkpoint names a workload that exists",
     ),
     pytest.param(
@@ -202,7 +205,7 @@ ERRORS = [
                 }
             ],
         ),
-        ["step 0: steps[0].create[0].metadata.annotations[berth.dev/checkpoint-grace]: "
+        ["Job/team/a: steps[0].create[0].metadata.annotations[berth.dev/checkpoint-grace]: "
          "'10' is not a duration"],
         id="a checkpoint grace must be a duration",
     ),
@@ -210,7 +213,7 @@ ERRORS = [
 
 
 @pytest.mark.parametrize(("objects", "steps", "expected"), ERRORS)
-def test_invalid_scenarios_exit_2_naming_file_step_and_field(
+def test_invalid_scenarios_exit_2_naming_file_object_and_field(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     objects: list[Any],
@@ -223,9 +226,8 @@ def test_invalid_scenarios_exit_2_naming_file_step_and_field(
     assert out == ""
     lines = err.splitlines()
     assert len(lines) == len(expected), err
-    for line, fragment in zip(lines, expected, strict=True):
-        assert line.startswith(f"{path}: "), line
-        assert fragment in line, line
+    for line, start in zip(lines, expected, strict=True):
+        assert line.startswith(f"{path}: {start}"), line
 
 
 def test_manifest_problems_are_prefixed_with_their_place_in_the_scenario(
@@ -239,11 +241,13 @@ def test_manifest_problems_are_prefixed_with_their_place_in_the_scenario(
     assert run(path, "json") == 2
     err = capsys.readouterr().err.splitlines()
     assert any(
-        line.startswith(f"{path}: objects[1].spec.resourceGroups[0].flavors[0].resources[0]")
+        line.startswith(
+            f"{path}: ClusterQueue/team: objects[1].spec.resourceGroups[0].flavors[0].resources[0]"
+        )
         for line in err
     ), err
     assert any(
-        line.startswith(f"{path}: step 0: steps[0].create[0].spec.parallelism") for line in err
+        line.startswith(f"{path}: Job/team/a: steps[0].create[0].spec.parallelism") for line in err
     ), err
 
 
