@@ -27,6 +27,7 @@ from berth.embedded_files import (
     OPEN,
     closed_parents,
     describe,
+    exists,
     is_root,
     private_install,
     prune_installs,
@@ -63,7 +64,7 @@ class EmbeddedPostgres:
         try:
             self.home.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            blocker = next((p for p in self.home.parents if p.exists()), self.home)
+            blocker = next((p for p in self.home.parents if exists(p)), self.home)
             raise EmbeddedPostgresError(
                 f"cannot create the embedded PostgreSQL's home {self.home}: {exc.strerror}; "
                 f"{describe(blocker)}. Choose a folder of yours with --home or BERTH_HOME."

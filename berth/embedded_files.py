@@ -29,12 +29,24 @@ def is_root() -> bool:
 
 
 def describe(path: Path) -> str:
-    """``/root (owner root, mode 700)``: what a refusal says about a path."""
+    """``/root (owner root, mode 700)``: what a refusal says about a path; for a path behind a
+    folder this user cannot enter, that folder (``..., inside /home/alice (owner alice, ...)``)."""
     try:
         info = path.lstat()
+    except PermissionError:
+        closed = next((p for p in reversed(path.parents) if not os.access(p, os.X_OK)), None)
+        return f"{path}, inside {describe(closed)}" if closed else f"{path} (unreadable)"
     except OSError:
         return f"{path} (missing)"
     return f"{path} (owner {user_name(info.st_uid)}, mode {stat.S_IMODE(info.st_mode):o})"
+
+
+def exists(path: Path) -> bool:
+    """``path.exists()`` that says False, not raises, behind a folder this user cannot enter."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def user_name(uid: int) -> str:
