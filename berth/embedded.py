@@ -129,10 +129,16 @@ class EmbeddedPostgres:
         start = f"the embedded PostgreSQL in {self.pgdata} did not start"
         if isinstance(exc, PermissionError) and exc.filename is not None:
             path, me = Path(os.fsdecode(exc.filename)), user_name(os.geteuid())
+            whose = describe(path)
+            owner = (
+                "root (its server runs as 'pgserver')"
+                if "(owner pgserver," in whose
+                else "the owner of that path"
+            )
             return EmbeddedPostgresError(
-                f"{start}: {describe(path)} cannot be opened by {me} ({exc.strerror}). "
-                "Fix: run Berth as the owner of that path, or give it a home of your own with "
-                "--home or BERTH_HOME."
+                f"{start}: {whose} cannot be opened by {me} ({exc.strerror}). Fix: run Berth "
+                f"as {owner}, or give it a home of your own with --home or BERTH_HOME (unset, "
+                "each user's default is ~/.local/share/berth)."
             )
         if isinstance(exc, subprocess.CalledProcessError | subprocess.TimeoutExpired):
             program = Path(str(exc.cmd[0])).name
