@@ -3,7 +3,8 @@
 The shell: it may import anything.
 
 - ``settings``: the ONLY reader of ``BERTH_*`` variables: one typed tree.
-- ``embedded``, ``database``, ``migrate``: where the ledger lives, and its migrations.
+- ``embedded``, ``embedded_files``, ``database``, ``migrate``: where the ledger lives (the
+  embedded server and the folders it needs), and its migrations.
 - ``serve``, ``readiness``: ``berth serve`` (API, webhook, the loop on the leader) and what
   ``/readyz`` checks.
 - ``cli``: one module per ``berth`` command; ``__main__``: ``python -m berth``.

@@ -14,6 +14,7 @@ In reading order:
 - ``inputs``: manifests and bodies for the input-limit tests.
 - ``served``: Berth's app under a real uvicorn on a loopback port.
 - ``serve_process``: a real ``berth serve`` process, its log kept on disk.
+- ``clone``: an offline clone of the repository with its own ``.venv`` (the README's set-up).
 - ``health_probe``: ``/healthz`` asked every few milliseconds from a process of its own.
 - ``tcp_proxy``: a freezable TCP proxy in front of PostgreSQL (a silent partition).
 - ``fakeapi``: a fake Kubernetes API server that speaks the wire protocol.
