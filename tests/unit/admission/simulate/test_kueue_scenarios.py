@@ -80,7 +80,7 @@ def outcome(path: Path) -> list[dict[str, Any]]:
 
 
 def test_every_case_names_its_source_and_has_an_expectation() -> None:
-    assert len(FILES) >= 30
+    assert len(FILES) >= 60
     for path in FILES:
         assert path.read_text().startswith("# Kueue: "), path.name
         known = expectation(path).get("knownDifference")
