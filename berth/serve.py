@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
         context = AppContext(
             session_scope=database.session,
             readiness=readiness,
+            leadership=lambda: readiness.leadership,
             tokens=http.tokens,
             metrics_open=http.metrics_open,
         )

@@ -24,7 +24,8 @@ def _utcnow() -> datetime:
 
 
 class JobActuator:
-    """Admit = steer and unsuspend, evict = suspend and restore, reason = annotate + Event,
+    """Admit = steer and unsuspend, evict = suspend, clear startTime and restore (the
+    steps of ``templates.EVICT_STEPS``), reason = annotate + Event,
     checkpoint = annotate the request and its deadline + Event (the Job keeps running)."""
 
     def __init__(
@@ -69,6 +70,7 @@ class JobActuator:
             log.warning("Job %s: unknown action %r", action.key, action.action)
 
     async def _admit(self, job: Obj, action: Actuation) -> None:
+        job, _ = await self._steps(job, templates.ADMIT_STEPS)
         flavors = templates.admitted_flavors(action.admission, action.flavors)
         domain = templates.admitted_domain(action.admission)
         patch = templates.admit_patch(job, flavors, domain)
@@ -80,10 +82,9 @@ class JobActuator:
         await self._event(job, "Admitted", f"admitted by ClusterQueue {queue} in {names}")
 
     async def _evict(self, job: Obj, action: Actuation) -> None:
-        patch = templates.evict_patch(job)
-        if patch is None:
+        job, done = await self._steps(job, templates.EVICT_STEPS)
+        if not done:
             return
-        await self._patch(job, patch)
         why = action.reason.message if action.reason else "evicted by Berth"
         await self._event(job, "Evicted", why, warning=True)
 
@@ -113,9 +114,21 @@ class JobActuator:
         if previous != code:
             await self._event(job, code, message)
 
-    async def _patch(self, job: Obj, patch: Obj) -> None:
+    async def _steps(self, job: Obj, steps: Sequence[templates.Step]) -> tuple[Obj, bool]:
+        """Run each step still to do, in order, on the Job the previous one left; the Job
+        after them and whether any was needed."""
+        done = False
+        for step in steps:
+            patch = step.patch(job)
+            if patch is None:
+                continue
+            job = await self._patch(job, patch, status=step.status)
+            done = True
+        return job, done
+
+    async def _patch(self, job: Obj, patch: Obj, *, status: bool = False) -> Obj:
         meta = job["metadata"]
-        await self.kube.patch(JOBS, meta["namespace"], meta["name"], patch)
+        return await self.kube.patch(JOBS, meta["namespace"], meta["name"], patch, status=status)
 
     async def _event(self, job: Obj, reason: str, message: str, *, warning: bool = False) -> None:
         await events.record(self.kube, job, reason, message, now=self.clock(), warning=warning)

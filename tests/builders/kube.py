@@ -39,6 +39,8 @@ def job(
 
 
 def setup_queues(kubectl: FakeKubectl, *, preemption: str = "Never") -> None:
+    """The team's namespace, a flavor, a ClusterQueue of 8 GPUs, its LocalQueue ``main``."""
+    kubectl.namespace(NS)
     kubectl.create(
         f"{BERTH}/resourceflavors",
         {
