@@ -94,6 +94,7 @@ class ClusterSettings:
     identity: str = field(default_factory=socket.gethostname)
     lease_namespace: str | None = None  # None: admission.kube.runtime.lease_namespace finds it
     lease_name: str = "berth-leader"
+    taint_nodes: bool = True  # admission.kube.taints: berth.dev/unhealthy on nodes out of the pool
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,6 +317,9 @@ SETTINGS: tuple[Setting, ...] = (
       "in a pod its own namespace; else the kubeconfig context's namespace, else `default`"),
     S("BERTH_LEASE_NAME", "kube.lease_name", "kube.leaseName", _text,
       "name of the leader Lease"),
+    S("BERTH_TAINT_NODES", "kube.taint_nodes", "kube.taintNodes", _flag,
+      "taint a Node Berth takes out of the pool (Cordoned, Repairing, Validating) "
+      "`berth.dev/unhealthy=<state>:NoSchedule`, untaint it when it returns"),
     S("BERTH_LOOP_INTERVAL", "loop.interval", "loop.intervalSeconds", _seconds(0.01),
       "seconds between admission cycles when nothing changes", "--loop-interval"),
     S("BERTH_LEADER_LEASE_SECONDS", "loop.lease_seconds", "loop.leaseSeconds", _seconds(),

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
 from admission.engine.types import Snapshot
 from admission.kube import events, templates
 from admission.kube.client import JOBS, Kube, Obj
 from admission.kube.reclaim import JobReclaimer
+from admission.kube.taints import NodeTainter
 from admission.loop.actuation import ADMIT, CHECKPOINT, EVICT, REASON, Actuation
 from quota.core.checkpoints import CHECKPOINTED_AT
 from quota.core.errors import BerthError, NotFound
+from quota.core.model import Node
 
 log = logging.getLogger(__name__)
 
@@ -29,16 +31,30 @@ class JobActuator:
     checkpoint = annotate the request and its deadline + Event (the Job keeps running)."""
 
     def __init__(
-        self, kube: Kube, *, clock: Clock = _utcnow, reclaimer: JobReclaimer | None = None
+        self,
+        kube: Kube,
+        *,
+        clock: Clock = _utcnow,
+        reclaimer: JobReclaimer | None = None,
+        tainter: NodeTainter | None = None,
     ) -> None:
         self.kube = kube
         self.clock = clock
         self.reclaimer = reclaimer
+        self.tainter = tainter  # None: Nodes are left alone (BERTH_TAINT_NODES=false)
 
     async def reconcile(self, ledger_view: Snapshot) -> None:
-        """At the start of leadership: release what vanished Jobs still hold."""
+        """At the start of leadership: release what vanished Jobs still hold, and check
+        every Node's taint again."""
         if self.reclaimer is not None:
             await self.reclaimer.reconcile(ledger_view)
+        if self.tainter is not None:
+            self.tainter.reset()
+
+    async def follow_nodes(self, nodes: Mapping[str, Node]) -> None:
+        """After each cycle: Berth's taint on the Nodes out of the pool, and only there."""
+        if self.tainter is not None:
+            await self.tainter.follow(nodes)
 
     async def actuate(self, actions: Sequence[Actuation]) -> None:
         for action in actions:

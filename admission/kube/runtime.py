@@ -26,6 +26,7 @@ from admission.kube.mode import IN_CLUSTER_ENV
 from admission.kube.pods import JOB_LABEL, PodWatcher
 from admission.kube.reclaim import JobReclaimer
 from admission.kube.status import StatusWriter
+from admission.kube.taints import NodeTainter
 from quota.core.node_health import HealthThresholds
 from quota.core.workload import QUEUE_NAME_LABEL
 
@@ -49,6 +50,7 @@ class KubeSettings:
     lease_namespace: str | None  # None: found by ``lease_namespace``
     lease_name: str
     lease_seconds: int  # the Lease's leaseDurationSeconds
+    taint_nodes: bool  # berth.dev/unhealthy on Nodes out of the pool (admission.kube.taints)
     health: HealthThresholds
     device_error_exit_codes: frozenset[int]
     host: str | None = None  # a plain API URL (kubectl proxy, tests); wins over the others
@@ -192,6 +194,8 @@ async def start_kubernetes(
     runtime.actuator.reclaimer = JobReclaimer(
         kube, session_scope, finish, label_selector=selector, notify=changed
     )
+    if settings.taint_nodes and settings.nodes:
+        runtime.actuator.tainter = NodeTainter(kube, session_scope)
     runtime.watch(
         "Job", Informer(kube, JOBS, jobs.handle, label_selector=selector, timeout_seconds=timeout)
     )
