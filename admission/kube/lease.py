@@ -94,7 +94,7 @@ class KubeLease:
         return await self._write(lease, taking_over=holder != self.identity)
 
     def view(self) -> LeaderView:
-        """What this replica last saw of the Lease (for ``/readyz``)."""
+        """What this replica last saw of the Lease (``/readyz``, ``GET /api/v1/leader``)."""
         return self._view
 
     async def held(self) -> bool:
