@@ -21,6 +21,7 @@ from api.routers import (
     audit,
     dashboard,
     health,
+    leader,
     nodes,
     objects,
     simulate,
@@ -72,6 +73,8 @@ def create_app(context: AppContext, *, simulation: SimulationLimits | None = Non
     admin_errors = error_responses(401, 403, 422, 503)
     admin_read = [Depends(no_nul), Depends(auth.admin_reader)]
     app.include_router(health.router)
+    # No ledger behind it: what the replica last saw of its lease.
+    app.include_router(leader.router, dependencies=read, responses=error_responses(401, 422))
     metrics.install(
         app, context, dependencies=[] if context.metrics_open else read,
         responses=error_responses(503) if context.metrics_open else read_errors,

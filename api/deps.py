@@ -31,6 +31,7 @@ from quota.ledger.reads.queue_cache import QuotaObjectCache
 from quota.ledger.repository import Ledger
 
 if TYPE_CHECKING:
+    from admission.loop.leader import Leadership
     from api.auth import Grant
 
 SessionScope = Callable[[], AbstractContextManager[Session]]
@@ -51,6 +52,8 @@ class AppContext:
     tokens: Sequence[Grant] = ()  # none: every request allowed (loopback only, see api.auth)
     metrics_open: bool = False  # GET /metrics without a token even when tokens are set
     readiness_seconds: float = 3.0  # /readyz answers 503 when the check takes longer
+    # This replica's leadership once its admission loop runs (None: not yet, or --no-loop).
+    leadership: Callable[[], Leadership | None] = lambda: None
 
 
 async def context(request: Request) -> AppContext:

@@ -52,9 +52,6 @@ class ReadinessCheck:
         if age > STALE_AFTER:
             return Readiness(False, f"this replica has not looked at the leader lease for "
                                     f"{age:.0f}s (its admission runner is stuck)")
-        if view.error is not None:
-            return Readiness(False, f"cannot reach the leader lease: {view.error}")
-        if not view.live:
-            held = f"the lease of {view.holder} ran out" if view.holder else "nobody holds it"
-            return Readiness(False, f"no live leader: {held}")
+        if view.error is not None or not view.live:
+            return Readiness(False, f"no live leader: {view.why_not()}")
         return Readiness(True, f"{self.database.description}; following leader {view.holder}")

@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
         context = AppContext(
             session_scope=database.session,
             readiness=readiness,
+            leadership=lambda: readiness.leadership,
             tokens=http.tokens,
             metrics_open=http.metrics_open,
         )
@@ -140,6 +141,7 @@ def kube_settings(config: settings.Settings, **knobs: Any) -> KubeSettings:
         lease_name=kube.lease_name,
         # leaseDurationSeconds is whole seconds
         lease_seconds=max(1, math.ceil(config.loop.lease_seconds)),
+        taint_nodes=kube.taint_nodes,
         health=config.health.thresholds,
         device_error_exit_codes=config.health.device_error_exit_codes,
         **knobs,

@@ -46,7 +46,6 @@ if TYPE_CHECKING:
     from api.auth import Grant
 
 CONFIG_ENV = "BERTH_CONFIG"
-_NAMESPACE_FILE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
 class SettingsError(BerthError):
@@ -54,14 +53,6 @@ class SettingsError(BerthError):
 
     status = 422
     code = "InvalidSetting"
-
-
-def own_namespace() -> str:
-    """The pod's namespace (from its service account), else ``berth-system``."""
-    try:
-        return _NAMESPACE_FILE.read_text().strip() or "berth-system"
-    except OSError:
-        return "berth-system"
 
 
 # The tree. Each field's meaning, variable and file key are in SETTINGS below.
@@ -101,8 +92,9 @@ class ClusterSettings:
     kubeconfig: str | None = None  # None: standalone, or the in-cluster config in a pod
     context: str | None = None
     identity: str = field(default_factory=socket.gethostname)
-    lease_namespace: str = field(default_factory=own_namespace)
+    lease_namespace: str | None = None  # None: admission.kube.runtime.lease_namespace finds it
     lease_name: str = "berth-leader"
+    taint_nodes: bool = True  # admission.kube.taints: berth.dev/unhealthy on nodes out of the pool
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,9 +313,13 @@ SETTINGS: tuple[Setting, ...] = (
       "this replica's name as the Lease holder (deploy/berth.yaml sets the pod's name)",
       default="the host name"),
     S("BERTH_LEASE_NAMESPACE", "kube.lease_namespace", "kube.leaseNamespace", _text,
-      "namespace of the leader Lease", default="the pod's namespace, else `berth-system`"),
+      "namespace of the leader Lease", "--lease-namespace",
+      "in a pod its own namespace; else the kubeconfig context's namespace, else `default`"),
     S("BERTH_LEASE_NAME", "kube.lease_name", "kube.leaseName", _text,
       "name of the leader Lease"),
+    S("BERTH_TAINT_NODES", "kube.taint_nodes", "kube.taintNodes", _flag,
+      "taint a Node Berth takes out of the pool (Cordoned, Repairing, Validating) "
+      "`berth.dev/unhealthy=<state>:NoSchedule`, untaint it when it returns"),
     S("BERTH_LOOP_INTERVAL", "loop.interval", "loop.intervalSeconds", _seconds(0.01),
       "seconds between admission cycles when nothing changes", "--loop-interval"),
     S("BERTH_LEADER_LEASE_SECONDS", "loop.lease_seconds", "loop.leaseSeconds", _seconds(),

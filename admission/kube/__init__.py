@@ -11,6 +11,8 @@ In reading order:
   port carried out on Jobs.
 - ``webhook`` (PURE): the mutating webhook's decision.
 - ``events``, ``status``: Events and CRD status written back.
-- ``lease``: leadership by a coordination.k8s.io Lease.
+- ``taints``: Berth's taint on the Nodes it takes out of the pool, following their health.
+- ``lease``, ``failure_log``: leadership by a coordination.k8s.io Lease; its failures logged
+  once per cause per minute.
 - ``runtime``: Kubernetes mode put together for ``berth serve``.
 """

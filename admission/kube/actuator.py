@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
 from admission.engine.types import Snapshot
 from admission.kube import events, templates
 from admission.kube.client import JOBS, Kube, Obj
 from admission.kube.reclaim import JobReclaimer
+from admission.kube.taints import NodeTainter
 from admission.loop.actuation import ADMIT, CHECKPOINT, EVICT, REASON, Actuation
 from quota.core.checkpoints import CHECKPOINTED_AT
 from quota.core.errors import BerthError, NotFound
+from quota.core.model import Node
 
 log = logging.getLogger(__name__)
 
@@ -24,20 +26,35 @@ def _utcnow() -> datetime:
 
 
 class JobActuator:
-    """Admit = steer and unsuspend, evict = suspend and restore, reason = annotate + Event,
+    """Admit = steer and unsuspend, evict = suspend, clear startTime and restore (the
+    steps of ``templates.EVICT_STEPS``), reason = annotate + Event,
     checkpoint = annotate the request and its deadline + Event (the Job keeps running)."""
 
     def __init__(
-        self, kube: Kube, *, clock: Clock = _utcnow, reclaimer: JobReclaimer | None = None
+        self,
+        kube: Kube,
+        *,
+        clock: Clock = _utcnow,
+        reclaimer: JobReclaimer | None = None,
+        tainter: NodeTainter | None = None,
     ) -> None:
         self.kube = kube
         self.clock = clock
         self.reclaimer = reclaimer
+        self.tainter = tainter  # None: Nodes are left alone (BERTH_TAINT_NODES=false)
 
     async def reconcile(self, ledger_view: Snapshot) -> None:
-        """At the start of leadership: release what vanished Jobs still hold."""
+        """At the start of leadership: release what vanished Jobs still hold, and check
+        every Node's taint again."""
         if self.reclaimer is not None:
             await self.reclaimer.reconcile(ledger_view)
+        if self.tainter is not None:
+            self.tainter.reset()
+
+    async def follow_nodes(self, nodes: Mapping[str, Node]) -> None:
+        """After each cycle: Berth's taint on the Nodes out of the pool, and only there."""
+        if self.tainter is not None:
+            await self.tainter.follow(nodes)
 
     async def actuate(self, actions: Sequence[Actuation]) -> None:
         for action in actions:
@@ -69,6 +86,7 @@ class JobActuator:
             log.warning("Job %s: unknown action %r", action.key, action.action)
 
     async def _admit(self, job: Obj, action: Actuation) -> None:
+        job, _ = await self._steps(job, templates.ADMIT_STEPS)
         flavors = templates.admitted_flavors(action.admission, action.flavors)
         domain = templates.admitted_domain(action.admission)
         patch = templates.admit_patch(job, flavors, domain)
@@ -80,10 +98,9 @@ class JobActuator:
         await self._event(job, "Admitted", f"admitted by ClusterQueue {queue} in {names}")
 
     async def _evict(self, job: Obj, action: Actuation) -> None:
-        patch = templates.evict_patch(job)
-        if patch is None:
+        job, done = await self._steps(job, templates.EVICT_STEPS)
+        if not done:
             return
-        await self._patch(job, patch)
         why = action.reason.message if action.reason else "evicted by Berth"
         await self._event(job, "Evicted", why, warning=True)
 
@@ -113,9 +130,21 @@ class JobActuator:
         if previous != code:
             await self._event(job, code, message)
 
-    async def _patch(self, job: Obj, patch: Obj) -> None:
+    async def _steps(self, job: Obj, steps: Sequence[templates.Step]) -> tuple[Obj, bool]:
+        """Run each step still to do, in order, on the Job the previous one left; the Job
+        after them and whether any was needed."""
+        done = False
+        for step in steps:
+            patch = step.patch(job)
+            if patch is None:
+                continue
+            job = await self._patch(job, patch, status=step.status)
+            done = True
+        return job, done
+
+    async def _patch(self, job: Obj, patch: Obj, *, status: bool = False) -> Obj:
         meta = job["metadata"]
-        await self.kube.patch(JOBS, meta["namespace"], meta["name"], patch)
+        return await self.kube.patch(JOBS, meta["namespace"], meta["name"], patch, status=status)
 
     async def _event(self, job: Obj, reason: str, message: str, *, warning: bool = False) -> None:
         await events.record(self.kube, job, reason, message, now=self.clock(), warning=warning)

@@ -9,6 +9,7 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio import config as k8s_config
@@ -25,10 +26,14 @@ from admission.kube.mode import IN_CLUSTER_ENV
 from admission.kube.pods import JOB_LABEL, PodWatcher
 from admission.kube.reclaim import JobReclaimer
 from admission.kube.status import StatusWriter
+from admission.kube.taints import NodeTainter
 from quota.core.node_health import HealthThresholds
 from quota.core.workload import QUEUE_NAME_LABEL
 
 log = logging.getLogger(__name__)
+
+DEFAULT_NAMESPACE = "default"
+SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,9 +47,10 @@ class KubeSettings:
     kubeconfig: str | None  # None: the in-cluster config (when KUBERNETES_SERVICE_HOST)
     context: str | None
     identity: str  # the Lease holder
-    lease_namespace: str
+    lease_namespace: str | None  # None: found by ``lease_namespace``
     lease_name: str
     lease_seconds: int  # the Lease's leaseDurationSeconds
+    taint_nodes: bool  # berth.dev/unhealthy on Nodes out of the pool (admission.kube.taints)
     health: HealthThresholds
     device_error_exit_codes: frozenset[int]
     host: str | None = None  # a plain API URL (kubectl proxy, tests); wins over the others
@@ -70,6 +76,27 @@ async def api_client(settings: KubeSettings) -> k8s.ApiClient:
     return k8s.ApiClient(configuration=config)
 
 
+def lease_namespace(settings: KubeSettings) -> str:
+    """Where the leader Lease goes: the setting, else the pod's own namespace in a pod, else
+    the kubeconfig context's namespace, else ``default`` (a namespace every cluster has; a
+    fixed ``berth-system`` would leave a cluster without it leaderless)."""
+    if settings.lease_namespace:
+        return settings.lease_namespace
+    if settings.host:
+        return DEFAULT_NAMESPACE
+    if settings.kubeconfig:
+        contexts, current = k8s_config.list_kube_config_contexts(settings.kubeconfig)
+        wanted = settings.context or (current or {}).get("name")
+        for context in contexts:
+            if context.get("name") == wanted:
+                return str((context.get("context") or {}).get("namespace") or DEFAULT_NAMESPACE)
+        return DEFAULT_NAMESPACE
+    try:
+        return SERVICE_ACCOUNT_NAMESPACE.read_text().strip() or DEFAULT_NAMESPACE
+    except OSError:
+        return DEFAULT_NAMESPACE
+
+
 class KubeRuntime:
     """The running Kubernetes side: ``actuator`` for the loop, ``leadership()`` for serve."""
 
@@ -88,7 +115,7 @@ class KubeRuntime:
         s = self.settings
         return KubeLease(
             self.kube,
-            namespace=s.lease_namespace,
+            namespace=lease_namespace(s),
             name=s.lease_name,
             identity=s.identity,
             duration_seconds=s.lease_seconds,
@@ -167,6 +194,8 @@ async def start_kubernetes(
     runtime.actuator.reclaimer = JobReclaimer(
         kube, session_scope, finish, label_selector=selector, notify=changed
     )
+    if settings.taint_nodes and settings.nodes:
+        runtime.actuator.tainter = NodeTainter(kube, session_scope)
     runtime.watch(
         "Job", Informer(kube, JOBS, jobs.handle, label_selector=selector, timeout_seconds=timeout)
     )

@@ -2,16 +2,17 @@
 
 Admission steers the pod template to the admitted flavors (their nodeLabels as
 nodeSelector, their tolerations) after saving the template's own scheduling fields in an
-annotation; eviction puts them back. Every function returns ``None`` when the Job already
-looks as wanted, which is what makes re-actuation after a restart a no-op.
+annotation; eviction puts them back, in ``EVICT_STEPS`` (suspend, clear startTime,
+restore). Every function returns ``None`` when the Job already looks as wanted, which is
+what makes re-actuation after a restart a no-op.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from quota.core.checkpoints import (
     CHECKPOINT_DEADLINE,
@@ -141,18 +142,38 @@ def admit_patch(
     }
 
 
-def evict_patch(job: Mapping[str, Any]) -> Obj | None:
-    """Suspend and give the template its own scheduling fields back; ``None`` if done."""
-    saved = ORIGINAL_TEMPLATE in annotations_of(job)
-    if is_suspended(job) and not saved:
+class Step(NamedTuple):
+    """One write of a multi-step change: ``patch`` computes it from the Job as it is now
+    (``None``: already done), ``status`` sends it to the status subresource."""
+
+    name: str
+    patch: Callable[[Mapping[str, Any]], Obj | None]
+    status: bool = False
+
+
+def start_time_patch(job: Mapping[str, Any]) -> Obj | None:
+    """Forget that a suspended Job ran (the API server then lets its template change)."""
+    if not is_suspended(job) or not started_at(job):
         return None
-    patch: Obj = {"spec": {"suspend": True}}
-    if saved:
-        original = original_template(job)
-        restored = {key: original.get(key) for key in _steered(original)}
-        patch["spec"]["template"] = {"spec": _set_fields(job, restored)}
-        patch["metadata"] = {"annotations": {ORIGINAL_TEMPLATE: None}}
-    return patch
+    return {"status": {"startTime": None}}
+
+
+def restore_patch(job: Mapping[str, Any]) -> Obj | None:
+    """Give a suspended Job's template its own scheduling fields back; ``None`` if done."""
+    if not is_suspended(job) or ORIGINAL_TEMPLATE not in annotations_of(job):
+        return None
+    original = original_template(job)
+    restored = {key: original.get(key) for key in _steered(original)}
+    return {
+        "metadata": {"annotations": {ORIGINAL_TEMPLATE: None}},
+        "spec": {"template": {"spec": _set_fields(job, restored)}},
+    }
+
+
+def started_at(job: Mapping[str, Any]) -> str | None:
+    """``status.startTime``: set by the Job controller on every resume, never cleared by it."""
+    found = (job.get("status") or {}).get("startTime")
+    return str(found) if found else None
 
 
 def checkpoint_patch(
@@ -177,6 +198,21 @@ def reported_checkpoint(job: Mapping[str, Any]) -> tuple[str | None, str | None]
 
 def suspend_patch(job: Mapping[str, Any]) -> Obj | None:
     return None if is_suspended(job) else {"spec": {"suspend": True}}
+
+
+# Eviction as Kueue's Job integration does it. Kubernetes lets a Job's pod-template
+# scheduling directives change only while it is suspended and status.startTime is unset, so
+# one patch that suspends and restores a running Job is refused (422, field is immutable).
+# Each step is computed from the Job the previous one left, so a replay after a crash
+# between two of them carries on where it stopped.
+EVICT_STEPS = (
+    Step("suspend", suspend_patch),
+    Step("clear startTime", start_time_patch, status=True),
+    Step("restore the template", restore_patch),
+)
+# Admission steers the template in the patch that unsuspends: a Job evicted before a crash
+# may still carry its old startTime, which must go first.
+ADMIT_STEPS = (Step("clear startTime", start_time_patch, status=True),)
 
 
 def reason_patch(job: Mapping[str, Any], code: str, message: str) -> Obj | None:

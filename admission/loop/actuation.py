@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from admission.engine.types import Reason, Snapshot
-from quota.core.model import ResourceFlavor
+from quota.core.model import Node, ResourceFlavor
 from quota.core.workload import Admission
 
 ADMIT = "admit"
@@ -45,6 +45,14 @@ class Reconciler(Protocol):
     """Optional: an actuator that wants the whole ledger view once leadership starts."""
 
     async def reconcile(self, ledger_view: Snapshot) -> None: ...
+
+
+@runtime_checkable
+class NodeFollower(Protocol):
+    """Optional: an actuator that carries the nodes' health states out to the world (in
+    Kubernetes, a taint on each Node out of the pool), after each cycle's actuation."""
+
+    async def follow_nodes(self, nodes: Mapping[str, Node]) -> None: ...
 
 
 class StandaloneActuator:

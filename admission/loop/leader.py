@@ -18,6 +18,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Protocol
 
 import psycopg
@@ -27,21 +28,39 @@ from quota.ledger.connect import ConnectionLimits, libpq_options, libpq_url
 
 log = logging.getLogger(__name__)
 
+LEDGER_LEASE = "the ledger's leader lease"
 CHECK_TIMEOUT = 5.0  # seconds: a leader whose database does not answer is not leading
 
 
 @dataclass(frozen=True, slots=True)
 class LeaderView:
-    """What this replica last saw of leadership (for ``/readyz``)."""
+    """What this replica last saw of leadership (for ``/readyz`` and ``GET /api/v1/leader``)."""
 
     leading: bool
     holder: str | None = None  # who holds the lease, as last seen
     live: bool = False  # whether that lease was in force when seen
     seen_at: float | None = None  # monotonic time of the observation
     error: str | None = None  # why the last attempt to look failed
+    since: datetime | None = None  # when the holder took the lease, where that is known
+    lease: str = "the leader lease"  # where the lease is kept, for the sentences below
+
+    def why_not(self) -> str | None:
+        """Why this replica does not lead, in a sentence; ``None`` when it does."""
+        if self.leading:
+            return None
+        if self.error is not None:
+            return self.error
+        if self.seen_at is None:
+            return f"this replica has not tried to take {self.lease} yet"
+        if self.live and self.holder:
+            return f"{self.holder} leads: it holds {self.lease} and renews it"
+        if self.holder:
+            return f"the lease of {self.holder} ran out; this replica takes {self.lease} next"
+        return f"nobody holds {self.lease}; this replica takes it at its next try"
 
 
 class Leadership(Protocol):
+    identity: str  # this replica, as the lease names its holder
     renew_seconds: float  # the loop must call ``held`` at least this often
 
     async def acquire(self) -> bool:
@@ -101,7 +120,8 @@ class LedgerLease:
         self._connection: psycopg.AsyncConnection[tuple[object, ...]] | None = None
         self._leading = False
         self._renewed_at = 0.0
-        self._view = LeaderView(leading=False)
+        self._view = LeaderView(leading=False, lease=LEDGER_LEASE)
+        self._since: datetime | None = None  # when this replica took the lease
 
     async def acquire(self) -> bool:
         if self._leading and await self.held():
@@ -121,22 +141,34 @@ class LedgerLease:
             # Say so, so the runner backs off and logs each retry instead of polling quietly
             # as if another replica led.
             await self._drop()
-            self._view = LeaderView(leading=False, seen_at=self.monotonic(), error=str(exc))
+            self._view = LeaderView(
+                leading=False,
+                seen_at=self.monotonic(),
+                lease=LEDGER_LEASE,
+                error=f"cannot take {LEDGER_LEASE}: {exc}",
+            )
             raise DatabaseUnavailable(
                 f"cannot reach PostgreSQL to take the leader lease: {exc or 'timed out'}"
             ) from exc
         except psycopg.Error as exc:
             await self._drop()
-            self._view = LeaderView(leading=False, seen_at=self.monotonic(), error=str(exc))
+            self._view = LeaderView(
+                leading=False,
+                seen_at=self.monotonic(),
+                lease=LEDGER_LEASE,
+                error=f"cannot take {LEDGER_LEASE}: {exc}",
+            )
             return False
         if taken:
             if not self._leading:
                 log.info("took the leader lease as %s", self.identity)
+                self._since = datetime.now(UTC)
             self._leading, self._renewed_at = True, self.monotonic()
         holder = str(seen[0]) if seen and seen[0] else None
         self._view = LeaderView(
             leading=self._leading, holder=holder, live=bool(seen and seen[1]),
-            seen_at=self.monotonic(),
+            seen_at=self.monotonic(), since=self._since if self._leading else None,
+            lease=LEDGER_LEASE,
         )  # fmt: skip
         return self._leading
 
@@ -158,8 +190,9 @@ class LedgerLease:
             return self._lost()
         self._renewed_at = self.monotonic()
         self._view = LeaderView(
-            leading=True, holder=self.identity, live=True, seen_at=self._renewed_at
-        )
+            leading=True, holder=self.identity, live=True, seen_at=self._renewed_at,
+            since=self._since, lease=LEDGER_LEASE,
+        )  # fmt: skip
         return True
 
     async def release(self) -> None:
@@ -168,7 +201,7 @@ class LedgerLease:
                 async with asyncio.timeout(CHECK_TIMEOUT):
                     await self._connection.execute(_RELEASE, {"me": self.identity})
         self._leading = False
-        self._view = LeaderView(leading=False, seen_at=self.monotonic())
+        self._view = LeaderView(leading=False, seen_at=self.monotonic(), lease=LEDGER_LEASE)
         await self._drop()
 
     def view(self) -> LeaderView:
@@ -185,7 +218,7 @@ class LedgerLease:
         if self._leading:
             log.warning("lost the leader lease (%s)", self.identity)
         self._leading = False
-        self._view = LeaderView(leading=False, seen_at=self.monotonic())
+        self._view = LeaderView(leading=False, seen_at=self.monotonic(), lease=LEDGER_LEASE)
         return False
 
     async def _drop(self) -> None:

@@ -32,6 +32,7 @@ from admission.loop.actuation import (
     REASON,
     Actuation,
     Actuator,
+    NodeFollower,
     Reconciler,
 )
 from admission.loop.crash_hook import CrashHook
@@ -124,6 +125,7 @@ class AdmissionLoop:
         await still_leading()
         if isinstance(self.actuator, Reconciler):
             await self.actuator.reconcile(self.cache.snapshot())
+        await self._follow_nodes()
 
     async def cycle(self) -> CycleSummary:
         """One admission cycle; returns what it did."""
@@ -137,7 +139,13 @@ class AdmissionLoop:
             elif action.action == EVICT and action.reason is not None:
                 log.info("evicted %s", action.reason.message)
         await self._actuate(actions)
+        await self._follow_nodes()
         return summary
+
+    async def _follow_nodes(self) -> None:
+        """Node health states carried out (taints), by an actuator that does that."""
+        if isinstance(self.actuator, NodeFollower):
+            await self.actuator.follow_nodes(self.cache.snapshot().nodes)
 
     async def reconcile(self) -> None:
         """Repair and report what the ledger should never hold: usage left open for work

@@ -1,6 +1,6 @@
 """One router per resource; routers hold no SQL (the ledger does) and shape responses.
 
-- ``health``: ``/healthz``, ``/readyz``.
+- ``health``: ``/healthz``, ``/readyz``; ``leader``: who runs the admission loop, or why not.
 - ``workloads``, ``workload_actions``: workload reads; submit, finish, checkpoint reports.
 - ``status``, ``objects``: ClusterQueue and cohort status, usage, borrowing; every kind.
 - ``apply``, ``simulate``, ``nodes``: apply manifests; what-if runs; node repair.

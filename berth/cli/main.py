@@ -88,6 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--kube-context", help="the kubeconfig's context (default $BERTH_KUBE_CONTEXT)"
     )
     serve.add_argument(
+        "--lease-namespace",
+        help="namespace of the leader Lease (default $BERTH_LEASE_NAMESPACE; else the pod's "
+        "namespace in a pod, the kubeconfig context's namespace, or default)",
+    )
+    serve.add_argument(
         "--webhook-cert-dir",
         help="serve the mutating webhook over HTTPS with tls.crt/tls.key from this folder "
         "(default: $BERTH_WEBHOOK_CERT_DIR)",

@@ -12,7 +12,7 @@ from admission.kube.jobs import SessionScope
 from admission.kube.runtime import KubeRuntime, start_kubernetes
 from admission.loop.loop import AdmissionLoop
 from berth.serve import kube_settings
-from berth.settings import Settings
+from berth.settings import ClusterSettings, Settings
 from builders import manifests
 from builders.fakeapi import FakeApiServer, FakeKubectl
 from quota.core.workload import WorkloadState
@@ -39,6 +39,8 @@ def job(
 
 
 def setup_queues(kubectl: FakeKubectl, *, preemption: str = "Never") -> None:
+    """The team's namespace, a flavor, a ClusterQueue of 8 GPUs, its LocalQueue ``main``."""
+    kubectl.namespace(NS)
     kubectl.create(
         f"{BERTH}/resourceflavors",
         {
@@ -101,10 +103,12 @@ async def berth(
     sessions: SessionScope,
     *,
     nodes: bool = False,
+    taint_nodes: bool = True,
 ) -> AsyncIterator[Cluster]:
     """Berth's Kubernetes runtime and loop over the fake API server (``nodes``: watch Nodes
-    and Pods too)."""
-    settings = kube_settings(Settings(), host=fake_api.url, nodes=nodes, status_seconds=0.2)
+    and Pods too; ``taint_nodes``: the BERTH_TAINT_NODES setting)."""
+    tree = Settings(kube=ClusterSettings(taint_nodes=taint_nodes))
+    settings = kube_settings(tree, host=fake_api.url, nodes=nodes, status_seconds=0.2)
     runtime = await start_kubernetes(settings, sessions, lambda: None)
     try:
         async with asyncio.timeout(10):

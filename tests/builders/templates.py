@@ -33,3 +33,12 @@ def apply(obj: dict[str, Any], patch: dict[str, Any] | None) -> dict[str, Any]:
         else:
             out[key] = value
     return out
+
+
+def evict(job: dict[str, Any]) -> dict[str, Any]:
+    """``job`` after every step of Berth's eviction, each applied to what the last left."""
+    from admission.kube.templates import EVICT_STEPS
+
+    for step in EVICT_STEPS:
+        job = apply(job, step.patch(job))
+    return job

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from builders.templates import H100, apply, job
+from builders.templates import H100, apply, evict, job
 
 from admission.kube import templates
 from quota.core.checkpoints import (
@@ -40,7 +40,7 @@ def test_readmission_clears_the_request_and_keeps_the_saved_checkpoint() -> None
     kept = templates.annotations_of(admitted)
     assert {k: kept.get(k) for k in SAVED} == SAVED
     assert CHECKPOINT_REQUESTED not in kept and CHECKPOINT_DEADLINE not in kept
-    again = apply(admitted, templates.evict_patch(admitted))
+    again = evict(admitted)
     assert {k: templates.annotations_of(again).get(k) for k in SAVED} == SAVED
 
 

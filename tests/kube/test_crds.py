@@ -53,6 +53,8 @@ def test_crd_is_served_and_its_objects_parse(with_crds: FakeKubectl, kind: str) 
     example = EXAMPLES[kind]
     namespace = example.get("metadata", {}).get("namespace")
     base = f"/apis/{ref.api_version}" + (f"/namespaces/{namespace}" if namespace else "")
+    if namespace:
+        with_crds.namespace(namespace)
     body = {**example, "metadata": {**example.get("metadata", {}), "name": "example"}}
     created = with_crds.create(f"{base}/{ref.plural}", body)
     assert created["kind"] == kind

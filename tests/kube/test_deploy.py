@@ -31,8 +31,10 @@ def allowed(rules: list[dict[str, Any]], group: str, resource: str, verb: str) -
     [
         pytest.param("batch", "jobs", "watch", id="watches Jobs"),
         pytest.param("batch", "jobs", "patch", id="suspends and steers Jobs"),
+        pytest.param("batch", "jobs/status", "patch", id="clears an evicted Job's startTime"),
         pytest.param("", "events", "create", id="records Events"),
         pytest.param("", "nodes", "list", id="lists Nodes"),
+        pytest.param("", "nodes", "patch", id="taints Nodes out of the pool"),
         pytest.param("", "pods", "watch", id="watches Pods"),
         pytest.param("berth.dev", "clusterqueues", "watch", id="watches ClusterQueues"),
         pytest.param("berth.dev", "localqueues/status", "patch", id="writes LocalQueue status"),

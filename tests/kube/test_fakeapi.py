@@ -17,6 +17,13 @@ JOBS = "/apis/batch/v1/namespaces/team-a/jobs"
 NODES = "/api/v1/nodes"
 
 
+@pytest.fixture
+def kubectl(kubectl: FakeKubectl) -> FakeKubectl:
+    """The fake cluster with the namespace ``team-a`` the Jobs here live in."""
+    kubectl.namespace("team-a")
+    return kubectl
+
+
 def job(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
     """A suspended Job with just ``labels`` (the fake API server reads nothing else)."""
     return manifests.job(name, namespace=None, queue=None, labels=labels, suspend=True)

@@ -10,8 +10,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -20,7 +20,7 @@ from builders.fakeapi import FakeApiServer, FakeKubectl
 from builders.kube import JOBS, job, setup_queues
 from builders.paths import REPO
 
-LEASES = "/apis/coordination.k8s.io/v1/namespaces/berth-system/leases"
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
 
 pytestmark = pytest.mark.db
 
@@ -63,32 +63,65 @@ def _until(check: Callable[[], bool], seconds: float = 30) -> None:
         time.sleep(0.1)
 
 
+class Served:
+    """One ``berth serve --kubeconfig`` process; its output goes to ``log`` as it runs."""
+
+    def __init__(self, process: subprocess.Popen[bytes], log: Path, api: str, webhook: str):
+        self.process, self.log, self.api, self.webhook = process, log, api, webhook
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
 @pytest.fixture
-def serve(
+def start(
     with_crds: FakeKubectl, fake_api: FakeApiServer, db_url: str, tmp_path: Path
-) -> Iterator[dict[str, Any]]:
-    webhook_port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BERTH_")}
-    env["BERTH_POD_NAME"] = "berth-test-0"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "berth", "serve", "--port", str(_free_port()),
-         "--database-url", db_url, "--loop-interval", "0.2",
-         "--kubeconfig", str(_kubeconfig(tmp_path / "kubeconfig", fake_api.url)),
-         "--webhook-cert-dir", str(_certificate(tmp_path)),
-         "--webhook-port", str(webhook_port)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO,
-    )
+) -> Iterator[Callable[[], Served]]:
+    """Start Berth against the fake cluster (after the test has shaped it)."""
+    started: list[Served] = []
+
+    def run() -> Served:
+        webhook_port, api_port = _free_port(), _free_port()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BERTH_")}
+        env["BERTH_POD_NAME"] = "berth-test-0"
+        log = tmp_path / "serve.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "berth", "serve", "--port", str(api_port),
+                 "--database-url", db_url, "--loop-interval", "0.2",
+                 "--kubeconfig", str(_kubeconfig(tmp_path / "kubeconfig", fake_api.url)),
+                 "--webhook-cert-dir", str(_certificate(tmp_path)),
+                 "--webhook-port", str(webhook_port)],
+                stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO,
+            )  # fmt: skip
+        served = Served(
+            process, log, f"http://127.0.0.1:{api_port}", f"https://127.0.0.1:{webhook_port}"
+        )
+        started.append(served)
+        return served
+
     try:
-        yield {"process": process, "webhook": f"https://127.0.0.1:{webhook_port}"}
+        yield run
     finally:
-        process.send_signal(signal.SIGTERM)
-        output, _ = process.communicate(timeout=30)
-        print(output)
+        for served in started:
+            served.process.send_signal(signal.SIGTERM)
+            served.process.wait(timeout=30)
+            print(served.output())
+
+
+@pytest.fixture
+def serve(start: Callable[[], Served]) -> Served:
+    return start()
 
 
 def test_serve_in_kubernetes_mode_admits_a_job_and_holds_the_lease(
-    serve: dict[str, Any], with_crds: FakeKubectl
+    serve: Served, with_crds: FakeKubectl
 ) -> None:
+    # No berth-system namespace: out of the cluster the Lease goes to the kubeconfig
+    # context's namespace, else default (the kubeconfig here names none).
+    assert "berth-system" not in {
+        ns["metadata"]["name"] for ns in with_crds.get("/api/v1/namespaces")["items"]
+    }
     setup_queues(with_crds)
     with_crds.create(JOBS, job("first", 8))
     with_crds.create(JOBS, job("second", 8))
@@ -105,9 +138,40 @@ def test_serve_in_kubernetes_mode_admits_a_job_and_holds_the_lease(
     assert second["metadata"]["annotations"]["berth.dev/wait-reason"] == "WaitingForQuota"
     lease = with_crds.get(f"{LEASES}/berth-leader")
     assert lease["spec"]["holderIdentity"] == "berth-test-0"
+    leader = httpx.get(f"{serve.api}/api/v1/leader", timeout=5).json()
+    assert leader["identity"] == leader["leader"] == "berth-test-0"
+    assert leader["leading"] is True and leader["reason"] is None
+    assert leader["lease"] == "the Lease default/berth-leader"
+    since = datetime.fromisoformat(leader["since"].replace("Z", "+00:00"))
+    assert since == datetime.fromisoformat(lease["spec"]["acquireTime"].replace("Z", "+00:00"))
 
 
-def test_webhook_suspends_a_new_job_over_https(serve: dict[str, Any]) -> None:
+def test_a_forbidden_lease_is_logged_and_the_leader_route_says_why(
+    start: Callable[[], Served], with_crds: FakeKubectl
+) -> None:
+    with_crds.forbid("coordination.k8s.io", "leases")
+    served = start()
+
+    def follower_says_why() -> bool:
+        try:
+            answer = httpx.get(f"{served.api}/api/v1/leader", timeout=5)
+        except httpx.HTTPError:
+            return False
+        return answer.status_code == 200 and answer.json()["reason"] is not None and (
+            "forbidden" in answer.json()["reason"]
+        )
+
+    _until(follower_says_why)
+    leader = httpx.get(f"{served.api}/api/v1/leader", timeout=5).json()
+    assert leader["leading"] is False and leader["leader"] is None
+    assert leader["reason"].startswith("cannot read the Lease default/berth-leader: forbidden: ")
+    assert 'cannot get resource "leases"' in leader["reason"]
+    _until(lambda: "forbidden" in served.output())
+    lines = [line for line in served.output().splitlines() if "forbidden" in line]
+    assert "cannot read the Lease default/berth-leader: forbidden" in lines[0]
+
+
+def test_webhook_suspends_a_new_job_over_https(serve: Served) -> None:
     review = {
         "apiVersion": "admission.k8s.io/v1",
         "kind": "AdmissionReview",
@@ -121,7 +185,7 @@ def test_webhook_suspends_a_new_job_over_https(serve: dict[str, Any]) -> None:
 
     def answer() -> httpx.Response | None:
         try:
-            return httpx.post(f"{serve['webhook']}/mutate/batch/v1/jobs", json=review, verify=False, timeout=5)
+            return httpx.post(f"{serve.webhook}/mutate/batch/v1/jobs", json=review, verify=False, timeout=5)
         except httpx.HTTPError:
             return None
 

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from builders.templates import H100, apply, job
+from builders.templates import H100, apply, evict, job
 
 from admission.kube import templates
 from admission.kube.errors import Forbidden, Gone, KubernetesUnavailable, from_status
@@ -34,11 +34,28 @@ def test_admit_then_evict_gives_the_template_back(pod: dict[str, Any]) -> None:
     assert steered["nodeSelector"]["gpu"] == "h100" and not admitted["spec"]["suspend"]
     assert {"key": "gpu", "operator": "Exists"} in steered["tolerations"]
     assert templates.admit_patch(admitted, [H100]) is None  # idempotent
-    evicted = apply(admitted, templates.evict_patch(admitted))
+    evicted = evict(admitted)
     assert evicted["spec"]["suspend"] is True
     assert evicted["spec"]["template"] == original["spec"]["template"]
     assert templates.ORIGINAL_TEMPLATE not in templates.annotations_of(evicted)
-    assert templates.evict_patch(evicted) is None  # idempotent
+    assert [step.patch(evicted) for step in templates.EVICT_STEPS] == [None] * 3  # idempotent
+
+
+def test_eviction_of_a_started_job_suspends_forgets_its_start_then_restores() -> None:
+    original = job(nodeSelector={"zone": "a"})
+    running = apply(original, templates.admit_patch(original, [H100]))
+    running["status"] = {"startTime": "2026-12-01T10:00:00Z"}
+    states = [running]
+    for step in templates.EVICT_STEPS:
+        states.append(apply(states[-1], step.patch(states[-1])))
+    suspended, forgotten, restored = states[1:]
+    # The template may change only once the Job is suspended and its startTime is gone.
+    assert templates.is_suspended(suspended) and templates.started_at(suspended)
+    assert suspended["spec"]["template"] == running["spec"]["template"]
+    assert templates.started_at(forgotten) is None
+    assert restored["spec"]["template"] == original["spec"]["template"]
+    # A crash after any step: eviction replayed from there ends in the same Job.
+    assert all(evict(state) == restored for state in states)
 
 
 RACK = ("topology.rack", "r2")
@@ -73,7 +90,7 @@ def test_admission_into_a_domain_adds_node_affinity_and_eviction_removes_it(
     if "podAntiAffinity" in pod.get("affinity", {}):
         assert affinity["podAntiAffinity"] == SPREAD["podAntiAffinity"]
     assert templates.admit_patch(admitted, [H100], RACK) is None  # idempotent
-    evicted = apply(admitted, templates.evict_patch(admitted))
+    evicted = evict(admitted)
     assert evicted["spec"]["template"] == original["spec"]["template"]
     doc = templates.workload_document({**admitted, "apiVersion": "batch/v1", "kind": "Job"})
     assert doc["spec"]["template"]["spec"] == original["spec"]["template"]["spec"]
@@ -83,7 +100,7 @@ def test_admission_without_a_domain_leaves_the_affinity_alone() -> None:
     original = job(affinity=SPREAD)
     admitted = apply(original, templates.admit_patch(original, [H100]))
     assert admitted["spec"]["template"]["spec"]["affinity"] == SPREAD
-    evicted = apply(admitted, templates.evict_patch(admitted))
+    evicted = evict(admitted)
     assert evicted["spec"]["template"] == original["spec"]["template"]
 
 

@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from builders.fakeapi.errors import ApiError
 from builders.fakeapi.patches import (
     JSON_PATCH,
     MERGE,
@@ -23,7 +24,7 @@ from builders.fakeapi.patches import (
     merge_patch,
 )
 from builders.fakeapi.selectors import Matcher, SelectorError, parse_selector
-from builders.fakeapi.store import BUILTIN, ApiError, Change, Obj, Read, Resource, Store
+from builders.fakeapi.store import BUILTIN, Change, Obj, Read, Resource, Store
 
 CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
 DEFAULT_WATCH_SECONDS = 1800
@@ -95,6 +96,10 @@ async def _dispatch(store: Store, opts: Options, request: Request) -> Response:
     resource = store.find(group, version, rest[0])
     name = rest[1] if len(rest) > 1 else None
     sub = rest[2] if len(rest) > 2 else ""
+    if resource.key in store.forbidden:
+        raise _forbidden(
+            resource, method, namespace, name, watch=_flag(request.query_params.get("watch"))
+        )
     if sub and not (sub == "status" and resource.status):
         raise ApiError(404, "NotFound", f"{resource.plural} has no subresource {sub!r}")
     if resource.namespaced and namespace is None and method != "GET":
@@ -131,10 +136,34 @@ def _control(store: Store, parts: list[str]) -> Response:
         return JSONResponse({"compactedTo": store.compact()})
     if parts == ["reads"]:
         return JSONResponse([dataclasses.asdict(read) for read in store.reads])
+    if parts[:1] == ["forbid"] and len(parts) == 3:
+        # As an RBAC Role without the verbs would: every request on group/plural refused.
+        store.forbidden.add(("" if parts[1] == "core" else parts[1], parts[2]))
+        return JSONResponse({"forbidden": parts[1:]})
     if parts == ["end-watches"]:
         store.end_watches()
         return JSONResponse({"ended": True})
     raise ApiError(404, "NotFound", "unknown control path")
+
+
+_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+USER = "system:serviceaccount:berth-system:berth"
+
+
+def _forbidden(
+    resource: Resource, method: str, namespace: str | None, name: str | None, *, watch: bool
+) -> ApiError:
+    """The 403 an RBAC-denied request gets, worded as the real API server words it."""
+    verb = _VERBS.get(method) or ("get" if name else "watch" if watch else "list")
+    what = f"{resource.plural}.{resource.group}" if resource.group else resource.plural
+    subject = f'{what} "{name}"' if name else what
+    where = f' in the namespace "{namespace}"' if namespace else " at the cluster scope"
+    return ApiError(
+        403,
+        "Forbidden",
+        f'{subject} is forbidden: User "{USER}" cannot {verb} resource "{resource.plural}" '
+        f'in API group "{resource.group}"{where}',
+    )
 
 
 async def _json_body(request: Request) -> Obj:

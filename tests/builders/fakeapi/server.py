@@ -91,6 +91,14 @@ class FakeKubectl:
     def compact(self) -> None:
         self._ok(self.http.post("/fake/compact"))
 
+    def forbid(self, group: str, plural: str) -> None:
+        """Refuse every request on ``group`` (``""``: core) ``plural`` with 403 from now on."""
+        self._ok(self.http.post(f"/fake/forbid/{group or 'core'}/{plural}"))
+
+    def namespace(self, name: str) -> dict[str, Any]:
+        """Create the namespace ``name`` (namespaced objects need theirs to exist)."""
+        return self.create("/api/v1/namespaces", {"metadata": {"name": name}})
+
     def end_watches(self) -> None:
         self._ok(self.http.post("/fake/end-watches"))
 

@@ -2,6 +2,10 @@
 an event history (compactable, to provoke 410 Gone), the open watches and a log of every
 list and watch request (so a test can see a client resume a watch rather than infer it).
 
+Where Berth depends on it, the store refuses what a real API server refuses: a namespaced
+object in a namespace that does not exist (404, the namespaces a new cluster has exist from
+the start), and the Job rules of ``jobs.py`` (with its minimal Job controller).
+
 Everything runs on the server's event loop; nothing here awaits, so a watch registered
 right after a history replay misses no event.
 """
@@ -15,6 +19,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+
+from builders.fakeapi import jobs
+from builders.fakeapi.errors import ApiError
 
 Obj = dict[str, Any]
 
@@ -55,12 +62,10 @@ BUILTIN = (
 )
 
 
-class ApiError(Exception):
-    """Answered as a ``Status`` object with ``code``."""
-
-    def __init__(self, code: int, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.code, self.reason, self.message = code, reason, message
+# What ``kubeadm init`` leaves: the namespaces every cluster has.
+INITIAL_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+NAMESPACES = ("", "namespaces")
+JOBS = ("batch", "jobs")
 
 
 @dataclass
@@ -99,6 +104,9 @@ class Store:
         self.compacted = 0  # a watch from a resourceVersion below this gets 410 Gone
         self.watchers: list[Watcher] = []
         self.reads: list[Read] = []
+        self.forbidden: set[tuple[str, str]] = set()  # resources every request is refused on
+        for name in INITIAL_NAMESPACES:
+            self.create(self.resources[NAMESPACES], "", {"metadata": {"name": name}})
 
     # -- registry --------------------------------------------------------------------------
 
@@ -142,6 +150,8 @@ class Store:
         name = meta.get("name")
         if not name:
             raise ApiError(422, "Invalid", "metadata.name: Required value: name is required")
+        if resource.namespaced and ("", namespace) not in self.objects[NAMESPACES]:
+            raise ApiError(404, "NotFound", f'namespaces "{namespace}" not found')
         if (namespace, name) in self.objects[resource.key]:
             raise ApiError(
                 409, "AlreadyExists", f'{resource.plural}.{resource.group} "{name}" already exists'
@@ -156,6 +166,8 @@ class Store:
         meta["generation"] = 1
         if resource.status:
             body.pop("status", None)
+        if resource.key == JOBS:
+            body = jobs.started(body, now=_now())
         return self._commit(resource, "ADDED", None, body)
 
     def replace(self, resource: Resource, namespace: str, name: str, body: Obj, *, sub: str) -> Obj:
@@ -191,6 +203,8 @@ class Store:
             new.pop("status", None)
         if _spec(new) != _spec(old):
             new["metadata"]["generation"] = old["metadata"].get("generation", 1) + 1
+        if resource.key == JOBS:
+            new = jobs.checked_update(old, new, sub=sub, now=_now())
         if _without_version(new) == _without_version(old):
             return old  # a no-op write does not bump resourceVersion
         return self._commit(resource, "MODIFIED", old, new)
