@@ -9,10 +9,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from api.estimate import format_duration
 from berth.cli.client import EXIT_INVALID, guarded
 from berth.cli.tables import columns
 from quota.core.quantity import QuantityError, parse_quantity
+from quota.core.timeline import format_duration
 
 BAR = 24
 # The numbers worth printing from a reason's details, in reading order.

@@ -1,0 +1,129 @@
+"""GET /api/v1/workloads/{ns}/{name}/history on a ledger written by the real admission loop:
+a borrower is reclaimed three times by preemptors of the lending ClusterQueue, one of them
+another tenant's; the history counts the evictions, names each preemptor and its
+ClusterQueue, and hides the other tenant's name from a tenant token."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from builders.reads import World, serve
+
+from api.auth import parse_tokens
+from api.tenancy import HIDDEN
+
+pytestmark = pytest.mark.db
+
+GPU = "nvidia.com/gpu"
+TOKENS = parse_tokens("root-secret-token-1:admin,tenant-secret-token-3:read:team-a")
+ADMIN = {"authorization": "Bearer root-secret-token-1"}
+TENANT = {"authorization": "Bearer tenant-secret-token-3"}
+# (preemptor's namespace, name): team-a reclaims twice, rival once in between.
+PREEMPTORS = (("team-a", "boss-1"), ("rival", "boss-2"), ("team-a", "boss-3"))
+
+
+def _objects() -> str:
+    def cq(name: str, gpus: int, extra: str) -> str:
+        return (
+            f"apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {{name: {name}}}\n"
+            f"spec:\n  cohort: all\n{extra}  namespaceSelector: {{}}\n  resourceGroups:\n"
+            f"    - coveredResources: [{GPU}]\n      flavors:\n        - name: h100\n"
+            f"          resources:\n            - {{name: {GPU}, nominalQuota: {gpus}}}\n"
+        )
+
+    docs = [
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: h100}\n",
+        cq("spare", 0, ""),  # owns nothing: whatever runs here borrows
+        cq("owner", 4, "  preemption: {reclaimWithinCohort: Any}\n"),
+    ]
+    for namespace in ("team-a", "rival"):
+        docs.append(f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {namespace}}}\n")
+        for queue in ("spare", "owner"):
+            docs.append(
+                "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
+                f"metadata: {{name: {queue}, namespace: {namespace}}}\n"
+                f"spec: {{clusterQueue: {queue}}}\n"
+            )
+    return "---\n".join(docs)
+
+
+@pytest.fixture(scope="module")
+def api(pg_server: Any, migrated_template: str) -> Iterator[httpx.Client]:
+    """The borrower team-a/borrower runs in ``spare`` on ``owner``'s 4 GPUs; each preemptor
+    in ``owner`` reclaims them, runs 10 minutes and finishes, and the borrower runs again."""
+    url = pg_server.create(template=migrated_template)
+    w = World(url)
+    try:
+        w.apply(_objects())
+        w.submit("borrower", 4, "team-a", queue="spare")
+        w.cycle()
+        for namespace, name in PREEMPTORS:
+            w.advance(minutes=20)
+            w.submit(name, 4, namespace, queue="owner")
+            for _ in range(3):  # evict; admit the preemptor
+                w.cycle()
+                w.advance(seconds=30)
+            w.advance(minutes=10)
+            w.finish(namespace, name)
+            w.cycle()  # the borrower runs again
+        with serve(url, TOKENS) as client:
+            yield client
+    finally:
+        w.close()
+        pg_server.drop(url)
+
+
+def _history(api: httpx.Client, headers: dict[str, str]) -> dict[str, Any]:
+    response = api.get("/api/v1/workloads/team-a/borrower/history", headers=headers)
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def test_every_eviction_names_its_preemptor_and_its_cluster_queue(api: httpx.Client) -> None:
+    body = _history(api, ADMIN)
+    assert body["evictionCount"] == len(PREEMPTORS)
+    assert [e["preemptor"] for e in body["evictions"]] == [
+        {"workload": f"{ns}/{name}", "clusterQueue": "owner"} for ns, name in PREEMPTORS
+    ]
+    assert [e["details"]["clusterQueue"] for e in body["evictions"]] == ["spare"] * 3
+
+
+def test_rows_are_in_time_order_and_say_who_evicted_it(api: httpx.Client) -> None:
+    rows = _history(api, ADMIN)["rows"]
+    times = [r["at"] for r in rows]
+    assert times == sorted(times)
+    evicted = [r["text"] for r in rows if r["kind"] == "Evicted"]
+    assert evicted == [
+        f"Evicted from ClusterQueue spare (Preempted, InCohortReclamation) by {ns}/{name} "
+        "of ClusterQueue owner"
+        for ns, name in PREEMPTORS
+    ]
+    kinds = [r["kind"] for r in rows]
+    assert kinds.count("Admitted") == len(PREEMPTORS) + 1  # the first run and one per reclaim
+
+
+def test_the_summary_totals_the_wait_per_reason_and_counts_evictions(api: httpx.Client) -> None:
+    # Each reclaim: evicted at t; evaluated WaitingForQuota at the next cycle (t+30s);
+    # readmitted when its preemptor finishes, at t+1m30s+10m: 11m of quota wait, three times.
+    # The 0s of PendingEvaluation before its first admission is left out of the summary.
+    body = _history(api, ADMIN)
+    assert body["summary"] == "waited 33m: 33m WaitingForQuota; evicted 3 times (3 Preempted)"
+    assert body["totals"] == [
+        {"code": "WaitingForQuota", "seconds": 3 * 660.0},
+        {"code": "PendingEvaluation", "seconds": 0.0},
+    ]
+    assert body["waitedSeconds"] == 3 * 660.0
+
+
+def test_a_tenant_sees_its_own_preemptors_and_the_others_hidden(api: httpx.Client) -> None:
+    body = _history(api, TENANT)
+    assert [e["preemptor"]["workload"] for e in body["evictions"]] == [
+        "team-a/boss-1", HIDDEN, "team-a/boss-3"
+    ]
+    assert "rival" not in str(body) and "boss-2" not in str(body)
+    hidden = [r["text"] for r in body["rows"] if r["kind"] == "Evicted"][1]
+    assert f"by {HIDDEN} of ClusterQueue owner" in hidden
