@@ -1,10 +1,12 @@
 """GET /api/v1/workloads/{ns}/{name}/history on a ledger written by the real admission loop:
 a borrower is reclaimed three times by preemptors of the lending ClusterQueue, one of them
 another tenant's; the history counts the evictions, names each preemptor and its
-ClusterQueue, and hides the other tenant's name from a tenant token."""
+ClusterQueue, and hides the other tenant's name from a tenant token; ``berth why`` prints
+it in time order."""
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +16,7 @@ from builders.reads import World, serve
 
 from api.auth import parse_tokens
 from api.tenancy import HIDDEN
+from berth.cli import why as why_cli
 
 pytestmark = pytest.mark.db
 
@@ -127,3 +130,43 @@ def test_a_tenant_sees_its_own_preemptors_and_the_others_hidden(api: httpx.Clien
     assert "rival" not in str(body) and "boss-2" not in str(body)
     hidden = [r["text"] for r in body["rows"] if r["kind"] == "Evicted"][1]
     assert f"by {HIDDEN} of ClusterQueue owner" in hidden
+
+
+@pytest.mark.parametrize(
+    ("token", "evicted_by", "second"),
+    [
+        pytest.param(
+            "root-secret-token-1",
+            "rival/boss-2 (ClusterQueue owner) 1×, team-a/boss-1 (ClusterQueue owner) 1×, "
+            "team-a/boss-3 (ClusterQueue owner) 1×",
+            "rival/boss-2",
+            id="berth why names every preemptor to an admin",
+        ),
+        pytest.param(
+            "tenant-secret-token-3",
+            f"{HIDDEN} (ClusterQueue owner) 1×, team-a/boss-1 (ClusterQueue owner) 1×, "
+            "team-a/boss-3 (ClusterQueue owner) 1×",
+            HIDDEN,
+            id="berth why hides another tenant's preemptor from a tenant",
+        ),
+    ],
+)
+def test_berth_why_prints_the_history_in_time_order(
+    api: httpx.Client, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    token: str, evicted_by: str, second: str,
+) -> None:
+    monkeypatch.setenv("BERTH_TOKEN", token)
+    args = argparse.Namespace(workload="team-a/borrower", server=str(api.base_url))
+    assert why_cli.why(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    start = lines.index("History: waited 33m: 33m WaitingForQuota; evicted 3 times (3 Preempted)")
+    assert lines[start + 1] == f"Evicted by: {evicted_by}"
+    rows = lines[start + 2:]
+    assert [r[:21] for r in rows] == sorted(r[:21] for r in rows)  # "  YYYY-MM-DD HH:MM:SS"
+    reclaim = "Evicted from ClusterQueue spare (Preempted, InCohortReclamation) by {} of ClusterQueue owner"
+    run = ["Admitted to ClusterQueue spare"]
+    assert [r[23:] for r in rows] == ["PendingEvaluation for 0s", *run] + [
+        line
+        for who in ("team-a/boss-1", second, "team-a/boss-3")
+        for line in (reclaim.format(who), "Requeued (Preempted)", "WaitingForQuota for 11m", *run)
+    ]
