@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from builders.histories import PREEMPTORS, reclaim_thrice
 from builders.reads import World, serve
 
 from api.auth import parse_tokens
@@ -20,58 +21,18 @@ from berth.cli import why as why_cli
 
 pytestmark = pytest.mark.db
 
-GPU = "nvidia.com/gpu"
 TOKENS = parse_tokens("root-secret-token-1:admin,tenant-secret-token-3:read:team-a")
 ADMIN = {"authorization": "Bearer root-secret-token-1"}
 TENANT = {"authorization": "Bearer tenant-secret-token-3"}
-# (preemptor's namespace, name): team-a reclaims twice, rival once in between.
-PREEMPTORS = (("team-a", "boss-1"), ("rival", "boss-2"), ("team-a", "boss-3"))
-
-
-def _objects() -> str:
-    def cq(name: str, gpus: int, extra: str) -> str:
-        return (
-            f"apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {{name: {name}}}\n"
-            f"spec:\n  cohort: all\n{extra}  namespaceSelector: {{}}\n  resourceGroups:\n"
-            f"    - coveredResources: [{GPU}]\n      flavors:\n        - name: h100\n"
-            f"          resources:\n            - {{name: {GPU}, nominalQuota: {gpus}}}\n"
-        )
-
-    docs = [
-        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: h100}\n",
-        cq("spare", 0, ""),  # owns nothing: whatever runs here borrows
-        cq("owner", 4, "  preemption: {reclaimWithinCohort: Any}\n"),
-    ]
-    for namespace in ("team-a", "rival"):
-        docs.append(f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {namespace}}}\n")
-        for queue in ("spare", "owner"):
-            docs.append(
-                "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
-                f"metadata: {{name: {queue}, namespace: {namespace}}}\n"
-                f"spec: {{clusterQueue: {queue}}}\n"
-            )
-    return "---\n".join(docs)
 
 
 @pytest.fixture(scope="module")
 def api(pg_server: Any, migrated_template: str) -> Iterator[httpx.Client]:
-    """The borrower team-a/borrower runs in ``spare`` on ``owner``'s 4 GPUs; each preemptor
-    in ``owner`` reclaims them, runs 10 minutes and finishes, and the borrower runs again."""
+    """The borrower reclaimed by each of ``PREEMPTORS`` in turn (``builders.histories``)."""
     url = pg_server.create(template=migrated_template)
     w = World(url)
     try:
-        w.apply(_objects())
-        w.submit("borrower", 4, "team-a", queue="spare")
-        w.cycle()
-        for namespace, name in PREEMPTORS:
-            w.advance(minutes=20)
-            w.submit(name, 4, namespace, queue="owner")
-            for _ in range(3):  # evict; admit the preemptor
-                w.cycle()
-                w.advance(seconds=30)
-            w.advance(minutes=10)
-            w.finish(namespace, name)
-            w.cycle()  # the borrower runs again
+        reclaim_thrice(w)
         with serve(url, TOKENS) as client:
             yield client
     finally:
