@@ -1,11 +1,15 @@
-"""The readable timeline: merging, ordering, totals per reason, evictions and preemptors."""
+"""The readable timeline: merging, ordering, totals per reason, evictions and preemptors;
+a property that any history comes out ordered, merged and adding up."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from quota.core.timeline import Happening, Preemptor, format_duration, summarize
 
@@ -172,3 +176,38 @@ def test_a_workload_evicted_many_times_says_so_and_names_every_preemptor() -> No
 )
 def test_format_duration(seconds: float, text: str) -> None:
     assert format_duration(seconds) == text
+
+
+_CODES = st.sampled_from([QUOTA, CAPACITY, FRESH])
+_MINUTES = st.integers(min_value=0, max_value=500)
+
+
+@st.composite
+def _history(draw: st.DrawFn) -> tuple[list[Wait], list[Happening]]:
+    """Reason rows that follow one another (each may start after a gap), the last maybe
+    open, and events anywhere in that span; handed in shuffled."""
+    waits, start = [], draw(_MINUTES)
+    for _ in range(draw(st.integers(min_value=0, max_value=12))):
+        end = start + draw(st.integers(min_value=0, max_value=30))
+        waits.append(wait(draw(_CODES), start, end))
+        start = end + draw(st.sampled_from([0, 0, 5]))
+    if waits and draw(st.booleans()):
+        waits[-1] = wait(waits[-1].code, (waits[-1].since - T0).total_seconds() / 60, None)
+    events = [draw(st.sampled_from([admitted, evicted]))(draw(_MINUTES))
+              for _ in range(draw(st.integers(min_value=0, max_value=8)))]  # fmt: skip
+    return draw(st.permutations(waits)), draw(st.permutations(events))
+
+
+@given(_history())
+def test_rows_are_ordered_merged_and_add_up(history: tuple[list[Wait], list[Happening]]) -> None:
+    waits, events = history
+    timeline = summarize(waits, events, NOW)
+    times = [r.at for r in timeline.rows]
+    assert times == sorted(times)
+    stretches = [r.stretch for r in timeline.rows]
+    assert not any(a and b and a.code == b.code for a, b in pairwise(stretches))
+    assert sum(s.merged for s in stretches if s) == len(waits)
+    assert len(timeline.rows) - sum(1 for s in stretches if s) == len(events)
+    assert sum(seconds for _, seconds in timeline.totals) == pytest.approx(timeline.waited_seconds)
+    assert sum(s.seconds for s in stretches if s) == pytest.approx(timeline.waited_seconds)
+    assert len(timeline.evictions) == sum(1 for e in events if e.type == "Evicted")
