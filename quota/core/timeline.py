@@ -82,15 +82,14 @@ class Row:
     event: Happening | None = None
 
     def describe(self) -> str:
-        """The line in words, e.g. ``WaitingForQuota for 1h 40m`` or ``Evicted (Preempted)
-        by team-b/train-7 of ClusterQueue gpu-b``."""
+        """The line in words, e.g. ``WaitingForQuota for 1h 40m`` or ``Evicted from
+        ClusterQueue gpu-a (Preempted, InClusterQueue) by team-b/train-7 of ClusterQueue
+        gpu-b`` (how many ledger rows a stretch merges is ``merged``, not worded)."""
         if self.stretch is not None:
             s = self.stretch
             text = f"{s.code} for {format_duration(s.seconds)}"
             if s.until is None:
                 text += " (still waiting)"
-            if s.merged > 1:
-                text += f" ({s.merged} rows)"
             return text
         assert self.event is not None
         return describe_event(self.event)
