@@ -1,13 +1,13 @@
-"""Plain-words arithmetic over the ledger's history (PURE): durations, the reason-timeline
-summary, and the estimated start of a pending workload."""
+"""Plain-words arithmetic over the ledger's history (PURE): a reason row's duration and the
+estimated start of a pending workload (the timeline itself: ``quota.core.timeline``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from quota.core.reasons import WaitReason
+from quota.core.timeline import format_duration
 from quota.ledger.reads.history import TimelineEntry
 from quota.ledger.reads.workloads import RunTimes
 
@@ -29,39 +29,8 @@ class Estimate:
     basis: str
 
 
-def format_duration(seconds: float) -> str:
-    """Two largest units, e.g. ``2h40m``, ``40m``, ``3d4h``, ``45s``."""
-    total = max(0, round(seconds))
-    parts = []
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
-        if total >= size:
-            parts.append(f"{total // size}{unit}")
-            total %= size
-    return "".join(parts[:2]) or "0s"
-
-
 def entry_seconds(entry: TimelineEntry, now: datetime) -> float:
     return max(0.0, ((entry.until or now) - entry.since).total_seconds())
-
-
-def timeline_summary(entries: Sequence[TimelineEntry], now: datetime) -> tuple[str, float]:
-    """``("waited 2h40m: 2h WaitingForQuota, then 40m InsufficientCapacity", seconds)``;
-    consecutive rows with the same code read as one stretch."""
-    stretches: list[tuple[str, float]] = []
-    for entry in entries:
-        seconds = entry_seconds(entry, now)
-        if stretches and stretches[-1][0] == entry.code:
-            stretches[-1] = (entry.code, stretches[-1][1] + seconds)
-        else:
-            stretches.append((entry.code, seconds))
-    total = sum(seconds for _, seconds in stretches)
-    # Under a second is the moment between submission and the first evaluation: noise.
-    shown = [(code, s) for code, s in stretches if s >= 1] or stretches[-1:]
-    if not shown:
-        return "no wait recorded", 0.0
-    parts = ", then ".join(f"{format_duration(s)} {code}" for code, s in shown)
-    still = " (still waiting)" if entries[-1].until is None else ""
-    return f"waited {format_duration(total)}: {parts}{still}", total
 
 
 def estimate_start(

@@ -1,5 +1,6 @@
 """``GET /api/v1/workloads`` (filtered pages), ``…/{namespace}/{name}`` (why it waits, who
-is ahead, when it may start) and ``…/{namespace}/{name}/history`` (its timeline)."""
+is ahead, when it may start) and ``…/{namespace}/{name}/history`` (its timeline, read by
+``quota.core.timeline`` from what the caller may see)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from fastapi.responses import Response
 from api import tenancy
 from api.auth import Caller, Grant, require_namespace
 from api.deps import ContextDep, LedgerDep
-from api.estimate import entry_seconds, estimate_start, timeline_summary
+from api.estimate import entry_seconds, estimate_start
 from api.pagination import DEFAULT_LIMIT, Cursor, Limit, decode_cursor, encode_cursor
 from api.params import NamespaceName, ObjectName
 from api.responses import json_response
@@ -23,9 +24,12 @@ from api.schemas.workloads import (
     AheadOut,
     EstimatedStart,
     EventOut,
+    HistoryRow,
     PodSetAdmissionOut,
     PodSetOut,
+    PreemptorOut,
     Reason,
+    ReasonTotal,
     TimelineOut,
     WorkloadDetail,
     WorkloadHistory,
@@ -35,6 +39,7 @@ from api.schemas.workloads import (
 from quota.core.errors import NotFound
 from quota.core.quantity import format_resources
 from quota.core.reasons import WaitReason
+from quota.core.timeline import EVICTED, Happening, Preemptor, Row, summarize
 from quota.core.workload import WorkloadState
 from quota.ledger.reads import history as history_reads
 from quota.ledger.reads import workloads as reads
@@ -137,27 +142,76 @@ def get_workload(
 def get_history(
     namespace: NamespaceName, name: ObjectName, ledger: LedgerDep, caller: Caller
 ) -> WorkloadHistory:
-    """The reason timeline with durations, and the admissions, evictions and requeues."""
+    """The reason timeline with durations, totals per reason, and the admissions, evictions
+    (each naming its preemptor and the preemptor's ClusterQueue) and requeues, in time order."""
     view = _find(ledger, caller, namespace, name)
     now = datetime.now(UTC)
     entries = history_reads.timeline(ledger.session, view.id)
-    events = [
-        EventOut(at=e.at, type=e.type, reason=e.reason,
-                 details=dict(tenancy.details(caller, e.details)))
-        for e in history_reads.events(ledger.session, view.id)
-    ]
-    summary, waited = timeline_summary(entries, now)
+    events = [_event(e, caller) for e in history_reads.events(ledger.session, view.id)]
+    story = summarize(entries, [_happening(e) for e in events], now)
     return WorkloadHistory(
         namespace=view.namespace,
         name=view.name,
         state=str(view.state),
-        summary=summary,
-        waited_seconds=waited,
+        summary=story.summary(),
+        waited_seconds=story.waited_seconds,
+        totals=[ReasonTotal(code=code, seconds=seconds) for code, seconds in story.totals],
+        rows=[_row(r) for r in story.rows],
         timeline=[_timeline(e, caller, now) for e in entries],
         events=events,
-        admissions=sum(1 for e in events if e.type == "Admitted"),
-        evictions=[e for e in events if e.type == "Evicted"],
+        admissions=story.admissions,
+        eviction_count=len(story.evictions),
+        evictions=[e for e in events if e.type == EVICTED],
     )
+
+
+def _event(entry: history_reads.EventEntry, caller: Grant | None) -> EventOut:
+    details = dict(tenancy.details(caller, entry.details))
+    preemptor = entry.details.get("preemptor")
+    return EventOut(
+        at=entry.at,
+        type=entry.type,
+        reason=entry.reason,
+        details=details,
+        preemptor=PreemptorOut(
+            workload=tenancy.reference(caller, preemptor),
+            cluster_queue=entry.preemptor_cluster_queue,
+        )
+        if isinstance(preemptor, str) and preemptor
+        else None,
+    )
+
+
+def _happening(event: EventOut) -> Happening:
+    """An event (already as the caller may see it) for the timeline."""
+    p = event.preemptor
+    queue = event.details.get("clusterQueue")
+    cause = event.details.get("why")
+    return Happening(
+        at=event.at,
+        type=event.type,
+        reason=event.reason,
+        preemptor=None if p is None else Preemptor(p.workload, p.cluster_queue),
+        cluster_queue=queue if isinstance(queue, str) else None,
+        cause=cause if isinstance(cause, str) else None,
+    )
+
+
+def _row(row: Row) -> HistoryRow:
+    text = row.describe()
+    if row.stretch is not None:
+        s = row.stretch
+        return HistoryRow(at=row.at, kind="Waiting", code=s.code, until=s.until,
+                          seconds=s.seconds, merged=s.merged, text=text)  # fmt: skip
+    assert row.event is not None
+    e = row.event
+    preemptor = (
+        None
+        if e.preemptor is None
+        else PreemptorOut(workload=e.preemptor.workload, cluster_queue=e.preemptor.cluster_queue)
+    )
+    return HistoryRow(at=row.at, kind=e.type, code=e.reason, until=None, seconds=None,
+                      merged=0, text=text, preemptor=preemptor)  # fmt: skip
 
 
 def _timeline(

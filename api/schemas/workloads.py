@@ -102,20 +102,56 @@ class TimelineOut(Schema):
     seconds: float = Field(description="how long it lasted (so far, if current)")
 
 
+class PreemptorOut(Schema):
+    """Who evicted a workload: the preemptor and its ClusterQueue."""
+
+    workload: str = Field(description="namespace/name, hidden as the other references are")
+    cluster_queue: str | None = Field(description="null when the ledger no longer has it")
+
+
 class EventOut(Schema):
     at: datetime
-    type: str = Field(description="Admitted | Evicted | Requeued | Finished")
+    type: str = Field(description="Admitted | Evicted | Requeued | Checkpointed | Finished")
     reason: str | None
     details: dict[str, Any]
+    preemptor: PreemptorOut | None = Field(
+        default=None, description="an eviction by preemption: who took the room"
+    )
+
+
+class ReasonTotal(Schema):
+    code: str
+    seconds: float = Field(description="every stretch of this reason, summed")
+
+
+class HistoryRow(Schema):
+    """One line of the ordered timeline: a stretch of one reason or an event."""
+
+    at: datetime
+    kind: str = Field(description="Waiting, or the event's type (Admitted, Evicted, ...)")
+    code: str | None = Field(description="the reason waited for, or the event's reason")
+    until: datetime | None = Field(description="a stretch's end; null while current or for events")
+    seconds: float | None = Field(description="a stretch's length (so far); null for events")
+    merged: int = Field(description="how many consecutive reason rows the stretch stands for")
+    text: str = Field(description="the line in words, as `berth why` prints it")
+    preemptor: PreemptorOut | None = None
 
 
 class WorkloadHistory(Schema):
     namespace: str
     name: str
     state: str
-    summary: str = Field(description='e.g. "waited 2h40m: 2h WaitingForQuota, then 40m …"')
+    summary: str = Field(
+        description='e.g. "waited 2h 10m: 1h 40m WaitingForQuota, 30m InsufficientCapacity; '
+        'evicted 3 times (3 Preempted)"'
+    )
     waited_seconds: float
-    timeline: list[TimelineOut]
+    totals: list[ReasonTotal] = Field(description="time waited per reason, longest first")
+    rows: list[HistoryRow] = Field(
+        description="reasons and events in time order, consecutive rows of a reason merged"
+    )
+    timeline: list[TimelineOut] = Field(description="every reason row as the ledger keeps it")
     events: list[EventOut]
     admissions: int
+    eviction_count: int
     evictions: list[EventOut]

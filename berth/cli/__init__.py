@@ -4,5 +4,6 @@
 - ``objects``: ``apply``, ``get``, ``delete``; ``why``: ``why``, ``get workloads``, ``top``;
   ``node``: the repair workflow; ``audit``: who changed what; ``simulate``; ``db``:
   migrations.
-- ``client``: the REST client; ``tables``: plain-text tables.
+- ``client``: the REST client; ``tables``: plain-text tables; ``history``: the history
+  lines of ``why``.
 """

@@ -9,10 +9,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from api.estimate import format_duration
 from berth.cli.client import EXIT_INVALID, guarded
+from berth.cli.history import history_lines
 from berth.cli.tables import columns
 from quota.core.quantity import QuantityError, parse_quantity
+from quota.core.timeline import format_duration
 
 BAR = 24
 # The numbers worth printing from a reason's details, in reading order.
@@ -115,14 +116,7 @@ def explain(workload: Mapping[str, Any], history: Mapping[str, Any]) -> str:
             "Estimated start: unknown (no run history for this ClusterQueue yet, "
             "or waiting alone will not let it start)"
         )
-    lines.append(f"History: {history['summary']}")
-    for entry in history.get("timeline") or []:
-        lines.append(
-            f"  {entry['since'][:19]}  {format_duration(entry['seconds']):>7}  {entry['code']}"
-        )
-    for event in history.get("events") or []:
-        reason = f" ({event['reason']})" if event.get("reason") else ""
-        lines.append(f"  {event['at'][:19]}  {event['type']}{reason}")
+    lines.extend(history_lines(history))
     return "\n".join(lines) + "\n"
 
 

@@ -16,4 +16,6 @@ In reading order:
 - ``checkpoints``: checkpoint annotations, grace and last save.
 - ``metering``, ``borrowing``: why usage ended, prices and cost; who owes whom.
 - ``cycle_writes``: what one admission cycle writes, as plain values.
+- ``timeline``: a workload's history as people read it: merged, ordered, totalled, with
+  each eviction's preemptor.
 """

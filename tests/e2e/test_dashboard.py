@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from builders.browser import chromium
 from builders.manifests import job
 from builders.paths import REPO
 
@@ -40,11 +41,6 @@ from quota.manifests.documents import parse_texts
 
 pytestmark = pytest.mark.db
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]
 ARTIFACTS = REPO / "test-artifacts"
 GRAFANA = REPO / "deploy" / "grafana" / "berth.json"
 GPU = "nvidia.com/gpu"
@@ -171,21 +167,8 @@ def server(db_url: str) -> Iterator[str]:
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"{CHROMIUM} not found: the dashboard test needs Debian's chromium package "
-            "(apt-get install -y chromium)"
-        )
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("the dashboard test needs Playwright for Python: pip install -e '.[test]'")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 def test_dashboard_shows_the_seeded_ledger_and_drills_into_a_workload(

@@ -93,19 +93,50 @@ function ahead(w) {
         h("td", {}, a.reason ? reasonChip(a.reason) : "—"))))));
 }
 
+// The server words, merges and orders the rows (quota/core/timeline.py); this draws them:
+// the summary, who evicted it, a strip of the waits in time order, and the rows (the last
+// ROWS_SHOWN open, the earlier ones folded).
+const ROWS_SHOWN = 30;
+
 function timeline(history) {
-  const entries = history.timeline || [];
-  const total = entries.reduce((s, e) => s + (e.seconds || 0), 0) || 1;
-  const strip = h("div", { class: "bar timeline" }, entries.map((e) =>
+  const rows = history.rows || [];
+  const waits = rows.filter((r) => r.kind === "Waiting");
+  const total = waits.reduce((s, r) => s + (r.seconds || 0), 0) || 1;
+  const strip = h("div", { class: "bar timeline" }, waits.map((r) =>
     h("span", {
-      class: "seg", title: `${e.code}: ${formatDuration(e.seconds)}`,
-      style: { width: `${(100 * (e.seconds || 0)) / total}%`, background: reasonColour(e.code) },
+      class: "seg", title: `${r.code}: ${formatDuration(r.seconds)}`,
+      style: { width: `${(100 * (r.seconds || 0)) / total}%`, background: reasonColour(r.code) },
     })));
+  const earlier = rows.slice(0, Math.max(0, rows.length - ROWS_SHOWN));
+  const shown = rows.slice(earlier.length);
   return h("div", { class: "wl-timeline" },
-    h("strong", {}, "Timeline: "), history.summary || "",
-    entries.length ? strip : null,
-    h("ol", {}, [
-      ...entries.map((e) => ({ at: e.since, node: h("li", {}, `${formatTime(e.since)} · `, reasonChip(e.code), ` for ${formatDuration(e.seconds)}${e.until ? "" : " (now)"}`) })),
-      ...(history.events || []).map((e) => ({ at: e.at, node: h("li", { class: "event" }, `${formatTime(e.at)} · ${e.type}${e.reason ? ` (${e.reason})` : ""}`) })),
-    ].sort((a, b) => new Date(a.at) - new Date(b.at)).map((x) => x.node)));
+    h("p", {}, h("strong", {}, "Timeline: "), h("span", { class: "wl-history-summary" }, history.summary || "")),
+    evictedBy(history),
+    waits.length ? strip : null,
+    earlier.length
+      ? h("details", {}, h("summary", {}, `${earlier.length} earlier row(s)`), h("ol", {}, earlier.map(row)))
+      : null,
+    h("ol", { start: String(earlier.length + 1) }, shown.map(row)));
+}
+
+function row(r) {
+  const when = `${formatTime(r.at)} · `;
+  if (r.kind === "Waiting") return h("li", { "data-kind": r.kind }, when, reasonChip(r.code), " ", r.text.slice(r.code.length).trim());
+  return h("li", { class: "event", "data-kind": r.kind }, when, r.text);
+}
+
+/** "Evicted 3×: by team-a/boss-1 (ClusterQueue owner) 2×, NodeUnhealthy 1×", most first. */
+function evictedBy(history) {
+  const evictions = history.evictions || [];
+  if (!evictions.length) return null;
+  const counts = new Map();
+  for (const e of evictions) {
+    const who = e.preemptor
+      ? `${e.preemptor.workload} (ClusterQueue ${e.preemptor.clusterQueue || "unknown"})`
+      : e.reason || "unknown reason";
+    counts.set(who, (counts.get(who) || 0) + 1);
+  }
+  const ordered = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  return h("p", { class: "wl-evicted-by" }, h("strong", {}, `Evicted ${evictions.length}×: `),
+    ordered.map(([who, n]) => `${who} ${n}×`).join(", "));
 }

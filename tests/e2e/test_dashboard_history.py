@@ -1,0 +1,81 @@
+"""The dashboard's workload detail in headless Chromium: a workload reclaimed three times
+(``builders.histories``) shows the REST history's summary, who evicted it (every preemptor
+with its ClusterQueue, another tenant's hidden from a tenant) and its rows in time order."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from builders.browser import chromium
+from builders.histories import BORROWER, reclaim_thrice
+from builders.paths import REPO
+from builders.reads import World, serve
+
+from api.auth import parse_tokens
+from api.tenancy import HIDDEN
+
+pytestmark = pytest.mark.db
+
+TOKENS = parse_tokens("root-secret-token-1:admin,tenant-secret-token-3:read:team-a")
+ARTIFACTS = REPO / "test-artifacts"
+KEY = "/".join(BORROWER)
+
+
+@pytest.fixture(scope="module")
+def api(pg_server: Any, migrated_template: str) -> Iterator[httpx.Client]:
+    url = pg_server.create(template=migrated_template)
+    w = World(url)
+    try:
+        reclaim_thrice(w)
+        with serve(url, TOKENS) as client:
+            yield client
+    finally:
+        w.close()
+        pg_server.drop(url)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as launched:
+        yield launched
+
+
+@pytest.mark.parametrize(
+    ("token", "second"),
+    [
+        pytest.param("root-secret-token-1", "rival/boss-2", id="an admin sees every preemptor"),
+        pytest.param("tenant-secret-token-3", HIDDEN, id="a tenant sees another tenant's preemptor hidden"),
+    ],
+)
+def test_the_workload_detail_says_who_evicted_it_and_when(
+    api: httpx.Client, browser: Any, token: str, second: str
+) -> None:
+    expected = api.get(f"/api/v1/workloads/{KEY}/history",
+                       headers={"authorization": f"Bearer {token}"}).json()  # fmt: skip
+    page = browser.new_page(viewport={"width": 1400, "height": 1200})
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.add_init_script(f"window.localStorage.setItem('berth.token', {token!r})")
+    page.goto(f"{api.base_url}/#workload={KEY}")
+    timeline = page.locator("#workload-body .wl-timeline")
+    timeline.wait_for()
+
+    assert timeline.locator(".wl-history-summary").inner_text() == expected["summary"]
+    assert expected["summary"] == "waited 33m: 33m WaitingForQuota; evicted 3 times (3 Preempted)"
+    preemptors = sorted(f"{who} (ClusterQueue owner) 1×" for who in ("team-a/boss-1", second, "team-a/boss-3"))
+    assert timeline.locator(".wl-evicted-by").inner_text() == "Evicted 3×: " + ", ".join(preemptors)
+    evicted = timeline.locator('li[data-kind="Evicted"]').all_inner_texts()
+    assert [e.split(" · ", 1)[1] for e in evicted] == [
+        r["text"] for r in expected["rows"] if r["kind"] == "Evicted"
+    ]
+    assert f"by {second} of ClusterQueue owner" in evicted[1]
+    kinds = timeline.locator("li").evaluate_all("ls => ls.map(l => l.dataset.kind)")
+    assert kinds == [r["kind"] for r in expected["rows"]]  # the server's order, all of them
+    if second == HIDDEN:
+        assert "rival" not in page.locator("#workload-body").inner_text()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.locator("#workload").screenshot(path=str(ARTIFACTS / f"workload-history-{token[:4]}.png"))
+    assert problems == []
