@@ -13,6 +13,7 @@ In reading order:
 - ``reads``: a ledger on a settable clock for the read API, and a served app.
 - ``inputs``: manifests and bodies for the input-limit tests.
 - ``served``: Berth's app under a real uvicorn on a loopback port.
+- ``browser``: headless Chromium (Debian's) through Playwright.
 - ``serve_process``: a real ``berth serve`` process, its log kept on disk.
 - ``clone``: an offline clone of the repository with its own ``.venv`` (the README's set-up).
 - ``health_probe``: ``/healthz`` asked every few milliseconds from a process of its own.
