@@ -9,6 +9,6 @@
   from packaged assets (offline).
 - ``pagination``, ``responses``, ``estimate``: cursors, fast response serialisation, start
   estimates.
-- ``metrics``: ``/metrics``.
+- ``metrics``: ``/metrics``; ``metrics_kueue``: Kueue's metric names beside Berth's.
 - ``routers``: one per resource; ``schemas``: response models; ``static``: the dashboard.
 """
