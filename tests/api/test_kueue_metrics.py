@@ -172,8 +172,8 @@ def test_oldest_pending_age_runs_from_joining_the_queue(world: World) -> None:
 
 
 def test_counters_survive_a_restart(world: World) -> None:
-    """Totals are counted from the ledger: a second server process over the same ledger
-    (a restart, another replica) reports the same preemption and eviction counts."""
+    """Totals are counted from the ledger: a new server over the same ledger (a new app and
+    registry, as after a restart or on another replica) reports the same counts."""
     counters = ("kueue_preempted_workloads_total", "kueue_evicted_workloads_total", "berth_preemptions_total")
     seen = []
     for _ in range(2):
@@ -188,11 +188,14 @@ def test_counters_survive_a_restart(world: World) -> None:
     [
         pytest.param({}, 401, id="without a token: refused"),
         pytest.param({"authorization": "Bearer look-secret-token-2"}, 200, id="a read token scrapes"),
+        pytest.param({"authorization": "Bearer tenant-secret-token-3"}, 200, id="a tenant scrapes: counts, no workload named"),
     ],
 )
 def test_kueue_metrics_need_a_token_as_every_metric(world: World, headers: dict[str, str], status: int) -> None:
-    tokens = parse_tokens("root-secret-token-1:admin,look-secret-token-2:read")
+    tokens = parse_tokens("root-secret-token-1:admin,look-secret-token-2:read,tenant-secret-token-3:read:team-a")
     with serve(world.url, tokens) as client:
         response = client.get("/metrics", headers=headers)
     assert response.status_code == status
     assert ("kueue_pending_workloads{" in response.text) == (status == 200)
+    # The preemption figures name queues only, never the workloads (b1 preempted a2).
+    assert [w for w in ("team-b/b1", "team-a/a2", '"b1"', '"a2"') if w in response.text] == []
