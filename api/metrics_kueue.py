@@ -57,6 +57,12 @@ def queue_families(statuses: Sequence[QueueStatus]) -> Iterator[Metric]:
         "kueue_admitted_active_workloads",
         "Workloads holding quota in the ClusterQueue now", labels=["cluster_queue"],
     )  # fmt: skip
+    # Berth reserves quota and admits in one step: Kueue's two counts are the same here.
+    reserving = GaugeMetricFamily(
+        "kueue_reserving_active_workloads",
+        "Workloads reserving quota in the ClusterQueue now (as admitted: one step in Berth)",
+        labels=["cluster_queue"],
+    )
     usage = GaugeMetricFamily(
         "kueue_cluster_queue_resource_usage",
         "Quota the ClusterQueue's admitted workloads hold, per flavor and resource", labels=_QUOTA,
@@ -71,6 +77,12 @@ def queue_families(statuses: Sequence[QueueStatus]) -> Iterator[Metric]:
         "+Inf when no limit is set",
         labels=_QUOTA,
     )
+    lending = GaugeMetricFamily(
+        "kueue_cluster_queue_lending_limit",
+        "How much of its unused nominal quota the ClusterQueue may lend to its cohort per "
+        "flavor and resource; +Inf when no limit is set",
+        labels=_QUOTA,
+    )
     for status in statuses:
         spec = status.spec
         strategy = spec.queueing_strategy if spec else QueueingStrategy.BEST_EFFORT_FIFO
@@ -80,13 +92,18 @@ def queue_families(statuses: Sequence[QueueStatus]) -> Iterator[Metric]:
         for label, count in split.items():
             pending.add_metric([status.name, label], count)
         admitted.add_metric([status.name], status.admitted)
+        reserving.add_metric([status.name], status.admitted)
         for f in status.resources:
             labels = [status.cohort or "", status.name, f.flavor, f.resource]
             usage.add_metric(labels, f.used / 1000)
             nominal.add_metric(labels, f.nominal / 1000)
-            cap = float("inf") if f.borrowing_limit is None else f.borrowing_limit / 1000
-            limit.add_metric(labels, cap)
-    yield from (pending, admitted, usage, nominal, limit)
+            limit.add_metric(labels, _limit(f.borrowing_limit))
+            lending.add_metric(labels, _limit(f.lending_limit))
+    yield from (pending, admitted, reserving, usage, nominal, limit, lending)
+
+
+def _limit(milli: int | None) -> float:
+    return float("inf") if milli is None else milli / 1000
 
 
 def wait_histogram(waits: Iterable[aggregates.QueueWaits]) -> Metric:
@@ -106,7 +123,18 @@ def wait_histogram(waits: Iterable[aggregates.QueueWaits]) -> Metric:
 def history_families(
     events: Iterable[aggregates.EventCount], preemptions: Sequence[aggregates.PreemptionCount]
 ) -> Iterator[Metric]:
-    """Eviction and preemption totals, counted from the ledger's history."""
+    """Admission, eviction and preemption totals, counted from the ledger's history."""
+    admitted = CounterMetricFamily(
+        "kueue_admitted_workloads",
+        "Admissions per ClusterQueue (a workload admitted again after an eviction counts again)",
+        labels=["cluster_queue"],
+    )
+    admissions: dict[str, int] = {}
+    for e in events:
+        if e.type == "Admitted":
+            admissions[e.cluster_queue] = admissions.get(e.cluster_queue, 0) + e.count
+    for queue, count in sorted(admissions.items()):
+        admitted.add_metric([queue], count)
     evicted = CounterMetricFamily(
         "kueue_evicted_workloads",
         "Evictions per ClusterQueue of the evicted workload and reason "
@@ -135,7 +163,7 @@ def history_families(
     )
     for p in preemptions:
         pairs.add_metric([p.preemptor_cluster_queue, p.victim_cluster_queue, p.cause], p.count)
-    yield from (evicted, preempted, pairs)
+    yield from (admitted, evicted, preempted, pairs)
 
 
 def oldest_pending(rows: Iterable[aggregates.OldestPending]) -> Metric:

@@ -106,6 +106,10 @@ EXPECTED = {
     key("kueue_admitted_active_workloads", cluster_queue="team-a"): 1,  # a2 holds team-a's quota again
     key("kueue_admitted_active_workloads", cluster_queue="team-b"): 1,  # b1 holds team-b's quota
     key("kueue_admitted_active_workloads", cluster_queue="team-c"): 0,  # an idle queue admits none
+    key("kueue_reserving_active_workloads", cluster_queue="team-a"): 1,  # reserving is admitting in Berth
+    key("kueue_admitted_workloads_total", cluster_queue="team-a"): 3,  # a1, a2, a2 again
+    key("kueue_admitted_workloads_total", cluster_queue="team-b"): 1,  # b1
+    key("kueue_cluster_queue_lending_limit", **_quota("team-a")): float("inf"),  # no lending limit is +Inf
     key("kueue_cluster_queue_resource_usage", **_quota("team-a")): 4,  # team-a uses its nominal 4
     key("kueue_cluster_queue_nominal_quota", **_quota("team-c", cohort="")): 2,  # a queue outside a cohort has cohort label ''
     key("kueue_cluster_queue_borrowing_limit", **_quota("team-b")): 2,  # a set borrowing limit
@@ -124,6 +128,9 @@ EXPECTED = {
 FAMILIES = {  # name: (type, label names)
     "kueue_pending_workloads": ("gauge", {"cluster_queue", "status"}),
     "kueue_admitted_active_workloads": ("gauge", {"cluster_queue"}),
+    "kueue_reserving_active_workloads": ("gauge", {"cluster_queue"}),
+    "kueue_admitted_workloads": ("counter", {"cluster_queue"}),
+    "kueue_cluster_queue_lending_limit": ("gauge", {"cohort", "cluster_queue", "flavor", "resource"}),
     "kueue_admission_wait_time_seconds": ("histogram", {"cluster_queue", "le"}),
     "kueue_cluster_queue_resource_usage": ("gauge", {"cohort", "cluster_queue", "flavor", "resource"}),
     "kueue_cluster_queue_nominal_quota": ("gauge", {"cohort", "cluster_queue", "flavor", "resource"}),
