@@ -5,9 +5,10 @@
 - ``auth``, ``tenancy``: tokens, and what a tenant may see of other namespaces.
 - ``guards``, ``body_limit``, ``errors``, ``params``: bad input refused before any work,
   errors in one shape, the path and query parameter types.
-- ``openapi``: the OpenAPI document, the REST contract.
+- ``openapi``: the OpenAPI document, the REST contract; ``docs``: ``/docs`` and ``/redoc``
+  from packaged assets (offline).
 - ``pagination``, ``responses``, ``estimate``: cursors, fast response serialisation, start
   estimates.
-- ``metrics``: ``/metrics``.
+- ``metrics``: ``/metrics``; ``metrics_kueue``: Kueue's metric names beside Berth's.
 - ``routers``: one per resource; ``schemas``: response models; ``static``: the dashboard.
 """

@@ -12,7 +12,7 @@ from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute, iter_route_contexts
 
 from admission.simulate.limits import SimulationLimits
-from api import auth, deps, errors, metrics, openapi
+from api import auth, deps, docs, errors, metrics, openapi
 from api.body_limit import BodyLimit
 from api.deps import AppContext
 from api.guards import no_nul
@@ -56,6 +56,8 @@ def create_app(context: AppContext, *, simulation: SimulationLimits | None = Non
         version="0.1.0",
         summary="Job queueing and quota admission for shared GPU clusters",
         lifespan=_worker_threads,
+        docs_url=None,  # api.docs serves both pages from packaged assets
+        redoc_url=None,
     )
     app.state.berth = context
     app.state.berth_quota_objects = QuotaObjectCache()
@@ -63,6 +65,7 @@ def create_app(context: AppContext, *, simulation: SimulationLimits | None = Non
     errors.install(app)
     auth.install(app)
     openapi.install(app, secured=bool(context.tokens))
+    docs.install(app)
     app.add_middleware(BodyLimit)
     # Parameters are checked before the token: both run before any query or write. What
     # they answer is declared with them, and the ledger's 503 (every router below but the

@@ -1,8 +1,10 @@
 """``GET /metrics`` in the Prometheus text format.
 
-Gauges and totals are read from the ledger at scrape time (grouped queries), so every
-replica reports the same numbers and nothing is lost across restarts; only the cycle
-timings are process-local, fed by the admission loop through ``observe_cycle``.
+Gauges and totals are read from the ledger at scrape time (grouped queries; the totals
+counted from the workload event history), so every replica reports the same numbers and
+nothing is lost across restarts; only the cycle timings are process-local, fed by the
+admission loop through ``observe_cycle``. Kueue's names for the same figures
+(``kueue_*``) are exported beside Berth's: ``api.metrics_kueue``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from api import metrics_kueue as kueue
 from api.deps import AppContext, SessionScope
 from quota.core.model import NodeHealth
 from quota.ledger import nodes as ledger_nodes
@@ -69,6 +72,9 @@ class LedgerCollector(Collector):
             events = aggregates.event_counts(session)
             waits = aggregates.wait_times(session, WAIT_BUCKETS)
             nodes = ledger_nodes.summaries(session)
+            queue_waits = aggregates.admission_waits(session, kueue.WAIT_BUCKETS)
+            preemptions = aggregates.preemption_counts(session)
+            oldest = aggregates.oldest_pending(session)
         pending = GaugeMetricFamily(
             "berth_pending_workloads",
             "Pending workloads by ClusterQueue and primary wait reason",
@@ -100,6 +106,10 @@ class LedgerCollector(Collector):
             buckets=[*((str(b), c) for b, c in waits.buckets), ("+Inf", waits.count)],
             sum_value=waits.sum_seconds,
         )
+        yield kueue.oldest_pending(oldest)
+        yield from kueue.queue_families(statuses)
+        yield kueue.wait_histogram(queue_waits)
+        yield from kueue.history_families(events, preemptions)
 
 
 def _node_health(nodes: list[ledger_nodes.NodeSummary]) -> Metric:

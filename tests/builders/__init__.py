@@ -12,7 +12,7 @@ In reading order:
 - ``invariants``: what a sound ledger never breaks (quota, usage intervals, events).
 - ``reads``: a ledger on a settable clock for the read API, and a served app.
 - ``histories``: a workload reclaimed again and again, by preemptors of two tenants.
-- ``browser``: headless Chromium for the dashboard tests.
+- ``browser``: headless Chromium (Debian's, through Playwright) for the browser tests.
 - ``inputs``: manifests and bodies for the input-limit tests.
 - ``served``: Berth's app under a real uvicorn on a loopback port.
 - ``serve_process``: a real ``berth serve`` process, its log kept on disk.

@@ -1,6 +1,6 @@
-"""Headless Chromium (Debian's ``chromium`` package, driven by Playwright) for the
-dashboard tests. Without it the tests fail rather than skip, so a missing browser cannot
-pass unnoticed."""
+"""Headless Chromium (Debian's ``chromium`` package, driven by Playwright) for the browser
+tests (the dashboard, the API docs). Without it the tests fail rather than skip, so a
+missing browser cannot pass unnoticed."""
 
 from __future__ import annotations
 
@@ -23,13 +23,13 @@ def chromium() -> Iterator[Any]:
     """A launched Playwright Chromium browser, closed after."""
     if not CHROMIUM.exists():
         pytest.fail(
-            f"{CHROMIUM} not found: the dashboard test needs Debian's chromium package "
+            f"{CHROMIUM} not found: the browser tests need Debian's chromium package "
             "(apt-get install -y chromium)"
         )
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        pytest.fail("the dashboard test needs Playwright for Python: pip install -e '.[test]'")
+        pytest.fail("the browser tests need Playwright for Python: pip install -e '.[test]'")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:

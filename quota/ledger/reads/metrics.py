@@ -1,5 +1,10 @@
-"""Aggregates for Prometheus gauges and counters: event totals and admission wait times
-(read-only; one grouped query each, so a scrape stays cheap however long the history)."""
+"""Aggregates for Prometheus gauges and counters: event totals, admission wait times,
+preemptions by preemptor and victim queue, the oldest pending workloads (read-only; one
+grouped query each, so a scrape stays cheap however long the history).
+
+Every total is counted from ``workload_events``, the durable history, not kept in process
+memory: a restart, a new leader or a second replica report the same counts.
+"""
 
 from __future__ import annotations
 
@@ -65,3 +70,114 @@ def wait_times(session: Session, bounds: Sequence[float]) -> WaitTimes:
         count=int(row[len(bounds)]),
         sum_seconds=float(row[len(bounds) + 1]),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class QueueWaits:
+    cluster_queue: str
+    waits: WaitTimes
+
+
+@translated
+def admission_waits(session: Session, bounds: Sequence[float]) -> list[QueueWaits]:
+    """Per ClusterQueue, the wait of every admission ever (a workload admitted, evicted and
+    admitted again counts twice), each from the time it last joined the queue: its latest
+    requeue before that admission, else its creation (one pass over the events, in order
+    per workload: a lookup per admission took 1.6 s over 60,000 of them, this 0.2 s)."""
+    filters = ", ".join(f"count(*) FILTER (WHERE wait <= {float(b)!r})" for b in bounds)
+    rows = session.execute(
+        text(
+            f"""
+            SELECT q, {filters}, count(*), COALESCE(sum(wait), 0) FROM (
+                SELECT e.type, COALESCE(e.details->>'clusterQueue', w.cluster_queue, '') AS q,
+                       EXTRACT(EPOCH FROM e.at - COALESCE(
+                           max(e.at) FILTER (WHERE e.type = 'Requeued') OVER (
+                               PARTITION BY e.workload_id ORDER BY e.at, e.id),
+                           w.created_at)) AS wait
+                FROM workload_events AS e JOIN workloads AS w ON w.id = e.workload_id
+                WHERE e.type IN ('Admitted', 'Requeued')
+            ) AS waits WHERE type = 'Admitted' GROUP BY q ORDER BY q
+            """
+        )
+    ).all()
+    n = len(bounds)
+    return [
+        QueueWaits(
+            row[0],
+            WaitTimes(
+                buckets=tuple(zip(bounds, (int(c) for c in row[1 : n + 1]), strict=True)),
+                count=int(row[n + 1]),
+                sum_seconds=float(row[n + 2]),
+            ),
+        )
+        for row in rows
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionCount:
+    preemptor_cluster_queue: str  # "" when the preemptor is no longer known
+    victim_cluster_queue: str
+    cause: str  # a PreemptionCause value: InClusterQueue, InCohortReclamation, ...
+    count: int
+
+
+@translated
+def preemption_counts(session: Session) -> list[PreemptionCount]:
+    """Preemptions ever, per preemptor's ClusterQueue, victim's ClusterQueue and cause. The
+    Evicted event names the preemptor workload (``namespace/name``); its queue is that of
+    the workload of that name created last before the eviction (its admission's, or its
+    LocalQueue's while it still waited)."""
+    rows = session.execute(
+        text(
+            """
+            SELECT COALESCE(p.q, ''), COALESCE(e.details->>'clusterQueue', w.cluster_queue, ''),
+                   COALESCE(e.details->>'why', ''), count(*)
+            FROM workload_events AS e JOIN workloads AS w ON w.id = e.workload_id
+            LEFT JOIN LATERAL (
+                SELECT COALESCE(pw.cluster_queue, lq.cluster_queue) AS q
+                FROM workloads AS pw LEFT JOIN local_queues AS lq
+                    ON lq.namespace = pw.namespace AND lq.name = pw.queue_name
+                WHERE pw.namespace = split_part(e.details->>'preemptor', '/', 1)
+                  AND pw.name = split_part(e.details->>'preemptor', '/', 2)
+                  AND pw.created_at <= e.at
+                ORDER BY pw.created_at DESC, pw.id DESC LIMIT 1
+            ) AS p ON true
+            WHERE e.type = 'Evicted' AND e.reason = 'Preempted'
+            GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+            """
+        )
+    ).all()
+    return [PreemptionCount(p, v, c, int(n)) for p, v, c, n in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class OldestPending:
+    cluster_queue: str
+    reason: str  # the primary wait reason's code; PendingEvaluation before the first verdict
+    age_seconds: float  # since the oldest of them last joined the queue, at the read
+
+
+@translated
+def oldest_pending(session: Session) -> list[OldestPending]:
+    """Per ClusterQueue and primary reason, how long its longest-waiting pending workload
+    has waited (as of the database's clock) since it joined the queue: its latest requeue,
+    else its creation, where Kueue's waits start too. A workload whose LocalQueue is unknown
+    has no ClusterQueue and is left out, as in the pending counts."""
+    rows = session.execute(
+        text(
+            """
+            SELECT q, code, EXTRACT(EPOCH FROM now() - min(since)) FROM (
+                SELECT COALESCE(w.cluster_queue, lq.cluster_queue) AS q,
+                       COALESCE(w.reason_code, 'PendingEvaluation') AS code,
+                       COALESCE((SELECT max(x.at) FROM workload_events AS x
+                                 WHERE x.workload_id = w.id AND x.type = 'Requeued'),
+                                w.created_at) AS since
+                FROM workloads AS w LEFT JOIN local_queues AS lq
+                    ON lq.namespace = w.namespace AND lq.name = w.queue_name
+                WHERE w.state = 'Pending'
+            ) AS p WHERE q IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2
+            """
+        )
+    ).all()
+    return [OldestPending(q, code, float(age)) for q, code, age in rows]
