@@ -1,0 +1,70 @@
+"""Pods no node can ever hold (PURE): the ``ExceedsNodeCapacity`` verdict.
+
+A pod set whose single pod is larger than every node of every flavor that could serve it
+can never run, however much quota or capacity frees up: evicting anyone for it destroys
+work for nothing (the demo's 16- and 24-GPU pods on 8-GPU nodes evicted lower-priority
+work every second), and as a StrictFIFO head it would wedge its queue. Nodes are judged
+by their devices healthy or not (``max(capacity, allocatable)``: repair does not grow a
+node), and by the labels that put them in a flavor's pool, not by the pod's own node
+selector. A resource group with a candidate flavor without nodes proves nothing: quota
+alone limits that flavor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from admission.engine import reasons
+from admission.engine.capacity import Capacity
+from admission.engine.node_room import Room, is_extended
+from admission.engine.types import Reason
+from admission.engine.verdict import Mismatch
+from quota.core.model import ClusterQueue
+from quota.core.workload import Workload
+
+
+def oversized(capacity: Capacity, cq: ClusterQueue, workload: Workload,
+              mismatch: Mismatch) -> Reason | None:
+    """``ExceedsNodeCapacity`` for the first pod set of ``workload`` whose single pod no
+    node of any candidate flavor (of some resource group of ``cq``) can hold, or None."""
+    for pod_set in workload.pod_sets:
+        requests = {r: a for r, a in pod_set.requests.items() if a > 0}
+        for group in cq.resource_groups:
+            if not any(r in requests for r in group.covered_resources):
+                continue
+            flavors = [q.flavor for q in group.flavors
+                       if mismatch(q.flavor, pod_set, workload.priority) is None]
+            if not flavors or any(f not in capacity.pools for f in flavors):
+                continue
+            rooms = [capacity.rooms[n]
+                     for n in dict.fromkeys(n for f in flavors for n in capacity.pools[f])]
+            if not any(_holds(room, requests) for room in rooms):
+                return _explain(cq.name, pod_set.name, flavors, rooms, requests)
+    return None
+
+
+def _holds(room: Room, requests: Mapping[str, int]) -> bool:
+    """Whether one pod of ``requests`` fits the node's devices, healthy or not."""
+    for resource, amount in requests.items():
+        limit = room.limit(resource, repaired=True)
+        if limit is not None and limit < amount:
+            return False
+    return True
+
+
+def _explain(cq: str, pod_set: str, flavors: Sequence[str], rooms: Sequence[Room],
+             requests: Mapping[str, int]) -> Reason:
+    # The resource to name: the first (extended first, by name) that no node has enough
+    # of; when nodes fall short each in another resource, the first any node lacks.
+    order = sorted(requests, key=lambda r: (not is_extended(r), r))
+
+    def short(room: Room, resource: str) -> bool:
+        limit = room.limit(resource, repaired=True)
+        return limit is not None and limit < requests[resource]
+
+    resource = next((r for r in order if all(short(room, r) for room in rooms)),
+                    next(r for r in order if any(short(room, r) for room in rooms)))
+    largest = max((limit for room in rooms
+                   if (limit := room.limit(resource, repaired=True)) is not None), default=0)
+    return reasons.exceeds_node_capacity(cq, pod_set, flavors, resource, requests[resource],
+                                         largest)
