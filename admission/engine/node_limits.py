@@ -55,7 +55,8 @@ def _holds(room: Room, requests: Mapping[str, int]) -> bool:
 def _explain(cq: str, pod_set: str, flavors: Sequence[str], rooms: Sequence[Room],
              requests: Mapping[str, int]) -> Reason:
     # The resource to name: the first (extended first, by name) that no node has enough
-    # of; when nodes fall short each in another resource, the first any node lacks.
+    # of; when nodes fall short each in another resource, the first any node lacks, with
+    # the largest amount of it among the nodes that lack it.
     order = sorted(requests, key=lambda r: (not is_extended(r), r))
 
     def short(room: Room, resource: str) -> bool:
@@ -64,7 +65,7 @@ def _explain(cq: str, pod_set: str, flavors: Sequence[str], rooms: Sequence[Room
 
     resource = next((r for r in order if all(short(room, r) for room in rooms)),
                     next(r for r in order if any(short(room, r) for room in rooms)))
-    largest = max((limit for room in rooms
-                   if (limit := room.limit(resource, repaired=True)) is not None), default=0)
+    largest = max((room.limit(resource, repaired=True) or 0 for room in rooms
+                   if short(room, resource)), default=0)
     return reasons.exceeds_node_capacity(cq, pod_set, flavors, resource, requests[resource],
                                          largest)
