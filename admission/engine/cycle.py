@@ -221,8 +221,10 @@ class _Cycle:
             shape_id = self.memo.shape(workload, head.key)
             outcome = self.memo.outcome(cq, workload, shape_id)
             # A borrower waits for the non-borrowing heads of its cohort; one that does
-            # not fit in a settled pool is decided at once: waiting cannot help it.
-            if not requeued and (outcome.mode is Mode.FIT or not settled):
+            # not fit in a settled pool is decided at once: waiting cannot help it. Nor
+            # can it help a head no node can hold, and waiting would hold back its queue.
+            if not requeued and (outcome.mode is Mode.FIT or not settled) and not (
+                    self.capacity is not None and self.why.oversized(cq, workload, shape_id)):
                 actual = self._cohort_key(cq, workload, outcome, key)
                 if actual > key:
                     push(heap, (actual, True, name))

@@ -136,6 +136,16 @@ CASES = [
         placed={"a/next": {"n1": 1}}, waits={"a/head": "ExceedsNodeCapacity"}),
         id="a StrictFIFO head no node can hold blocks nobody"),
     pytest.param(Case(
+        (cq("a", {"default": {GPU: 8}}, cohort="all"), cq("b", {"default": {GPU: 8}}, cohort="all"),
+         cq("c", {"default": {GPU: 8}}, cohort="all"), running("r", 8, {"n2": 1}, ns="b"),
+         wl("h", {GPU: 16}, priority=10), wl("n", {GPU: 8}, created=1),
+         wl("b", {GPU: 8}, ns="b", priority=20)),
+        (gpus("n1", 8), gpus("n2", 8)),
+        placed={"a/n": {"n1": 1}}, waits={"a/h": "ExceedsNodeCapacity",
+                                          "b/b": "InsufficientCapacity"}),
+        id="a head no node can hold does not keep its queue's non-borrowing work behind "
+           "a cohort borrower"),
+    pytest.param(Case(
         (cq("a", {"default": {GPU: 16}}, strategy=QueueingStrategy.STRICT_FIFO),
          running("old", 4, {"n1": 1}), wl("head", {GPU: 8}), wl("next", {GPU: 4}, created=1)),
         (gpus("n1", 8),),
