@@ -321,6 +321,10 @@ class _Cycle:
         if not self._may_search(self.tree.root(cq.name)) or not (
                 can_preempt(cq) or self._any_evicting(cq)):
             return None
+        # Known failures first, by the verdict's usage (a plan's differs only in FIT mode,
+        # which no failure of quota alone can cover): most searches end here.
+        if self.failed.known(cq, workload, usage, shape_id):
+            return None
         wanted = Wanted(cq.name, usage)
         capacity = self.capacity
         if capacity is not None:
@@ -329,8 +333,6 @@ class _Cycle:
             if any(capacity.limits(names) for _, _, names in pods):
                 wanted = Wanted(cq.name, plan.usage,
                                 lambda keys: capacity.places_without(keys, pods))
-        if self.failed.known(cq, workload, wanted.usage, shape_id):
-            return None
         victims = find_victims(self.search, cq, workload, wanted)
         if not victims:
             # A failure to place proves nothing about other shapes of equal quota.

@@ -16,7 +16,7 @@ from admission.engine import reasons
 from admission.engine.capacity import Capacity, demands
 from admission.engine.cycle_memo import CycleMemo
 from admission.engine.flavors import Assigner, Mode, Plan
-from admission.engine.node_limits import oversized
+from admission.engine.node_limits import HoldsMemo, oversized
 from admission.engine.statuses import Waiting
 from admission.engine.types import Reason
 from admission.engine.workload import Holdings
@@ -47,6 +47,7 @@ class WaitReasons:
         self.hint_memo: dict[object, list[str]] = {}
         # (queue, shape) -> ExceedsNodeCapacity, or None where some node can hold its pods
         self.too_big: dict[tuple[str, int], Reason | None] = {}
+        self.holds: HoldsMemo = {}  # (flavors, one pod's requests) -> some node holds it
 
     def oversized(self, cq: ClusterQueue, workload: Workload, shape_id: int) -> Reason | None:
         """``ExceedsNodeCapacity`` when no node can ever hold one of its pods (None
@@ -55,7 +56,8 @@ class WaitReasons:
             return None
         key = (cq.name, shape_id)
         if key not in self.too_big:
-            self.too_big[key] = oversized(self.capacity, cq, workload, self.assigner.mismatch)
+            self.too_big[key] = oversized(self.capacity, cq, workload, self.assigner.mismatch,
+                                          self.holds)
         return self.too_big[key]
 
     def quota(self, name: str, key: str, workload: Workload) -> tuple[list[Reason], list[str]]:

@@ -22,25 +22,37 @@ from admission.engine.verdict import Mismatch
 from quota.core.model import ClusterQueue
 from quota.core.workload import Workload
 
+# (candidate flavors, one pod's requests) -> whether some node of those flavors holds it
+HoldsMemo = dict[tuple[tuple[str, ...], tuple[tuple[str, int], ...]], bool]
 
-def oversized(capacity: Capacity, cq: ClusterQueue, workload: Workload,
-              mismatch: Mismatch) -> Reason | None:
+
+def oversized(capacity: Capacity, cq: ClusterQueue, workload: Workload, mismatch: Mismatch,
+              memo: HoldsMemo) -> Reason | None:
     """``ExceedsNodeCapacity`` for the first pod set of ``workload`` whose single pod no
-    node of any candidate flavor (of some resource group of ``cq``) can hold, or None."""
+    node of any candidate flavor (of some resource group of ``cq``) can hold, or None.
+    ``memo`` keeps the answer per (flavors, requests) for the cycle: a thousand queues
+    share a few flavor lists, and each answer walks every node of them."""
     for pod_set in workload.pod_sets:
         requests = {r: a for r, a in pod_set.requests.items() if a > 0}
         for group in cq.resource_groups:
             if not any(r in requests for r in group.covered_resources):
                 continue
-            flavors = [q.flavor for q in group.flavors
-                       if mismatch(q.flavor, pod_set, workload.priority) is None]
+            flavors = tuple(q.flavor for q in group.flavors
+                            if mismatch(q.flavor, pod_set, workload.priority) is None)
             if not flavors or any(f not in capacity.pools for f in flavors):
                 continue
-            rooms = [capacity.rooms[n]
-                     for n in dict.fromkeys(n for f in flavors for n in capacity.pools[f])]
-            if not any(_holds(room, requests) for room in rooms):
-                return _explain(cq.name, pod_set.name, flavors, rooms, requests)
+            key = (flavors, tuple(sorted(requests.items())))
+            held = memo.get(key)
+            if held is None:
+                held = memo[key] = any(_holds(room, requests) for room in _rooms(capacity, flavors))
+            if not held:
+                return _explain(cq.name, pod_set.name, flavors, _rooms(capacity, flavors),
+                                requests)
     return None
+
+
+def _rooms(capacity: Capacity, flavors: Sequence[str]) -> list[Room]:
+    return [capacity.rooms[n] for n in dict.fromkeys(n for f in flavors for n in capacity.pools[f])]
 
 
 def _holds(room: Room, requests: Mapping[str, int]) -> bool:
