@@ -22,8 +22,9 @@ from admission.engine.verdict import Mismatch
 from quota.core.model import ClusterQueue
 from quota.core.workload import Workload
 
-# (candidate flavors, one pod's requests) -> whether some node of those flavors holds it
-HoldsMemo = dict[tuple[tuple[str, ...], tuple[tuple[str, int], ...]], bool]
+# (candidate flavors, one pod's requests) -> None when some node of those flavors holds
+# the pod, else the (resource, largest node's amount of it) to report
+HoldsMemo = dict[tuple[tuple[str, ...], tuple[tuple[str, int], ...]], tuple[str, int] | None]
 
 
 def oversized(capacity: Capacity, cq: ClusterQueue, workload: Workload, mismatch: Mismatch,
@@ -42,42 +43,36 @@ def oversized(capacity: Capacity, cq: ClusterQueue, workload: Workload, mismatch
             if not flavors or any(f not in capacity.pools for f in flavors):
                 continue
             key = (flavors, tuple(sorted(requests.items())))
-            held = memo.get(key)
-            if held is None:
-                held = memo[key] = any(_holds(room, requests) for room in _rooms(capacity, flavors))
-            if not held:
-                return _explain(cq.name, pod_set.name, flavors, _rooms(capacity, flavors),
-                                requests)
+            if key not in memo:
+                memo[key] = _short(_rooms(capacity, flavors), requests)
+            found = memo[key]
+            if found is not None:
+                resource, largest = found
+                return reasons.exceeds_node_capacity(cq.name, pod_set.name, flavors, resource,
+                                                     requests[resource], largest)
     return None
 
 
 def _rooms(capacity: Capacity, flavors: Sequence[str]) -> list[Room]:
-    return [capacity.rooms[n] for n in dict.fromkeys(n for f in flavors for n in capacity.pools[f])]
+    nodes = dict.fromkeys(n for f in flavors for n in capacity.pools[f])
+    return [capacity.rooms[n] for n in nodes]
 
 
-def _holds(room: Room, requests: Mapping[str, int]) -> bool:
-    """Whether one pod of ``requests`` fits the node's devices, healthy or not."""
-    for resource, amount in requests.items():
-        limit = room.limit(resource, repaired=True)
-        if limit is not None and limit < amount:
-            return False
-    return True
-
-
-def _explain(cq: str, pod_set: str, flavors: Sequence[str], rooms: Sequence[Room],
-             requests: Mapping[str, int]) -> Reason:
-    # The resource to name: the first (extended first, by name) that no node has enough
-    # of; when nodes fall short each in another resource, the first any node lacks, with
-    # the largest amount of it among the nodes that lack it.
-    order = sorted(requests, key=lambda r: (not is_extended(r), r))
-
+def _short(rooms: Sequence[Room], requests: Mapping[str, int]) -> tuple[str, int] | None:
+    """None when one of ``rooms`` holds a pod of ``requests`` (by its devices, healthy or
+    not); else the resource to name and the largest amount of it a node has."""
     def short(room: Room, resource: str) -> bool:
         limit = room.limit(resource, repaired=True)
         return limit is not None and limit < requests[resource]
 
+    if any(not any(short(room, r) for r in requests) for room in rooms):
+        return None
+    # The resource to name: the first (extended first, by name) that no node has enough
+    # of; when nodes fall short each in another resource, the first any node lacks, with
+    # the largest amount of it among the nodes that lack it.
+    order = sorted(requests, key=lambda r: (not is_extended(r), r))
     resource = next((r for r in order if all(short(room, r) for room in rooms)),
                     next(r for r in order if any(short(room, r) for room in rooms)))
     largest = max((room.limit(resource, repaired=True) or 0 for room in rooms
                    if short(room, resource)), default=0)
-    return reasons.exceeds_node_capacity(cq, pod_set, flavors, resource, requests[resource],
-                                         largest)
+    return resource, largest
