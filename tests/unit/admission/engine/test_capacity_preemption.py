@@ -17,6 +17,7 @@ from quota.core.model import (
     Preemption,
     QueueingStrategy,
     ReclaimWithinCohort,
+    StopPolicy,
     WithinClusterQueue,
 )
 from quota.core.workload import PodSetPlacement, Workload
@@ -179,3 +180,11 @@ def test_nodes_each_short_of_another_resource_still_hold_no_pod() -> None:
     reason = decide(case).pending["a/job"].reason
     assert (str(reason.code), reason.details["resource"], reason.details["largestNode"]) == (
         "ExceedsNodeCapacity", GPU, "4")
+
+
+def test_a_held_workload_also_says_no_node_can_hold_it() -> None:
+    # Its queue is stopped (Suspended comes first), but un-stopping it would not help.
+    case = Case((cq("a", {"default": {GPU: 64}}, stop=StopPolicy.HOLD), wl("big", {GPU: 16})),
+                (gpus("n1", 8),))
+    codes = [str(r.code) for r in decide(case).pending["a/big"].reasons]
+    assert codes == ["Suspended", "ExceedsNodeCapacity"]
