@@ -19,6 +19,7 @@ NEVER_BY_WAITING = frozenset(
         WaitReason.SUSPENDED,
         WaitReason.NO_MATCHING_FLAVOR,
         WaitReason.EXCEEDS_MAX_QUOTA,
+        WaitReason.EXCEEDS_NODE_CAPACITY,
     }
 )
 

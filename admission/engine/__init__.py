@@ -8,14 +8,15 @@ In reading order:
 - ``checks``: what blocks a workload before any quota is measured.
 - ``queues``: pending queues in order, each workload's least request, the quota caps.
 - ``flavors``: flavor assignment per pod set.
-- ``node_room``, ``capacity``, ``topology``: one node's room; which nodes a flavor has,
-  where pods go; topology domains.
+- ``node_room``, ``capacity``, ``topology``, ``node_limits``: one node's room; which
+  nodes a flavor has, where pods go; topology domains; the pods no node can ever hold.
 - ``candidates``, ``preemption``: victim candidates and the smallest victim set.
 - ``fairshare``: a ClusterQueue's dominant-resource share.
 - ``verdict``, ``reasons``, ``statuses``: how well a workload fits, its wait reasons as
   data, each waiting workload's verdict and position.
-- ``cycle_memo``, ``quick_filter``: what one cycle remembers by shape and pool state; the
-  workloads it parks unevaluated once a queue runs short.
+- ``cycle_memo``, ``quick_filter``, ``cycle_reasons``: what one cycle remembers by shape
+  and pool state; the workloads it parks unevaluated once a queue runs short; the reasons
+  it writes for those left waiting.
 - ``cycle``: one admission cycle, written as named steps.
 - ``node_faults``: which admitted workloads a node fault evicts.
 - ``transitions``: what an admission, an eviction, a checkpoint or a grace expiry does to

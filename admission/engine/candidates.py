@@ -158,10 +158,15 @@ class FailedSearches:
         return (cq.name, self.tree.version(cq.name), tuple(sorted(usage)))
 
     def add(self, cq: ClusterQueue, workload: Workload,
-            usage: Mapping[FlavorResource, int], shape: int | None = None) -> None:
-        amounts = tuple(usage[fr] for fr in sorted(usage))
-        self.failures.setdefault(self._key(cq, usage), []).append(
-            (workload.priority, workload.created_at, amounts))
+            usage: Mapping[FlavorResource, int], shape: int | None = None, *,
+            by_amount: bool = True) -> None:
+        """Record a failed search; ``by_amount=False`` for one that also had to place
+        pods, which proves nothing for other shapes needing as much quota (sixteen 1-GPU
+        pods may place where one 16-GPU pod cannot)."""
+        if by_amount:
+            amounts = tuple(usage[fr] for fr in sorted(usage))
+            self.failures.setdefault(self._key(cq, usage), []).append(
+                (workload.priority, workload.created_at, amounts))
         if shape is not None:
             state = (cq.name, shape, self.tree.version(cq.name))
             self.by_shape[state] = (workload.priority, workload.created_at)

@@ -126,6 +126,17 @@ class Capacity:
         placed, failed = self._walk(demands)
         return None if failed is not None else tuple(placed)
 
+    def places_without(self, keys: Iterable[str], demands: Sequence[Demand]) -> bool:
+        """Whether ``demands`` could be placed (as ``place`` would) once the workloads
+        ``keys`` gave back their nodes: a victim search asks this of every tentative
+        victim set, so nothing is released for real (what they hold counts as negative
+        tentative use)."""
+        freed: Taken = {}
+        for key in keys:
+            for node, amounts in self._held.get(key, ()):
+                _add(freed.setdefault(node, {}), {r: -a for r, a in amounts.items()})
+        return self._walk(demands, freed)[1] is None
+
     def shortage(self, demands: Sequence[Demand]) -> Shortage | None:
         """Why ``demands`` do not fit: the first pod set that does not, explained."""
         self._fresh()
@@ -143,11 +154,12 @@ class Capacity:
         _, failed = self._walk(demands)
         return None if failed is None else self._explain(*failed)
 
-    def _walk(self, demands: Sequence[Demand]) -> tuple[
+    def _walk(self, demands: Sequence[Demand], taken: Taken | None = None) -> tuple[
             list[PodSetPlacement], tuple[PodSet, int, tuple[str, ...], Taken] | None]:
         """Place the pod sets in order: the placements made, and the first pod set that
-        did not fit (its count, flavors with nodes, and what the earlier ones took)."""
-        taken: Taken = {}
+        did not fit (its count, flavors with nodes, and what the earlier ones took, on
+        top of ``taken``)."""
+        taken = {} if taken is None else taken
         placed: list[PodSetPlacement] = []
         for pod_set, count, names in demands:
             limited = self.limits(names)

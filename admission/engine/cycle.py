@@ -24,6 +24,7 @@ from admission.engine.checks import (
 )
 from admission.engine.collector import collector_paused
 from admission.engine.cycle_memo import CycleMemo
+from admission.engine.cycle_reasons import WaitReasons
 from admission.engine.fairshare import dominant_share
 from admission.engine.flavors import Assigner, Mode, Plan, partial_plan
 from admission.engine.preemption import Search, Victim, Wanted, can_preempt, find_victims
@@ -34,7 +35,6 @@ from admission.engine.types import (
     AdmissionDecision,
     CycleResult,
     EvictionDecision,
-    Reason,
     Snapshot,
 )
 from admission.engine.verdict import Outcome
@@ -47,7 +47,7 @@ from admission.engine.workload import (
     is_pending,
     request_problem,
 )
-from quota.core.model import ClusterQueue, QueueingStrategy, ReclaimWithinCohort
+from quota.core.model import ClusterQueue, QueueingStrategy
 from quota.core.reasons import WaitReason
 from quota.core.tree import FlavorResource, QuotaTree
 from quota.core.workload import Admission, Workload, WorkloadState, pending_order
@@ -57,9 +57,6 @@ Usage = Mapping[FlavorResource, int]
 # the pending order: (borrows, fair share after admission, -priority, creation, key).
 CohortKey = tuple[bool, int, int, datetime, str]
 
-# Reasons that say a workload could be admitted once quota frees up: such a head blocks a
-# StrictFIFO queue; one that can never fit (no flavor, over the maximum) does not.
-_WAITING = frozenset({WaitReason.WAITING_FOR_QUOTA, WaitReason.WAITING_FOR_PREEMPTED_WORKLOADS})
 # Reasons worth adding to a workload that is held back anyway: they will not go away alone.
 _PERMANENT = frozenset({WaitReason.NO_MATCHING_FLAVOR, WaitReason.EXCEEDS_MAX_QUOTA})
 
@@ -94,13 +91,10 @@ class _Cycle:
         # Admitted in this cycle, or chosen as victims: no later search may pick them.
         self.protected: set[str] = set()
         self.failed = FailedSearches(self.tree)
-        self.holder_cache: dict[tuple[str, tuple[str, str], int], list[str]] = {}
-        # (queue, shape, pool version) no partial admission fits, and the reasons written
-        # for a parked (queue, shape, final pool version).
+        # (queue, shape, pool version) no partial admission fits
         self.no_partial: set[tuple[str, int, int]] = set()
-        self.parked: dict[tuple[str, int, int], tuple[list[Reason], list[str]]] = {}
-        self.reason_memo: dict[object, Reason] = {}
-        self.hint_memo: dict[object, list[str]] = {}
+        self.why = WaitReasons(self.queues, self.tree, self.holdings, self.memo,
+                               self.assigner, self.capacity)
         self.search = Search(self.tree, self.queues, self.holdings, self.protected,
                              snapshot.fair_sharing, now=now)
         # Most of the snapshot is pending: pick the holders out before sorting them.
@@ -126,7 +120,7 @@ class _Cycle:
             admitted=tuple(self.admitted),
             evicted=tuple(self.evicted),
             pending=PendingStatuses(self.waiting, self.snapshot.workloads, self.queues,
-                                    self._quota_reasons),
+                                    self.why.quota),
         )
 
     # --- before admission ----------------------------------------------------------------
@@ -191,8 +185,11 @@ class _Cycle:
         cq_name, held = static_reasons(self.snapshot, workload, self.inactive)
         if (cq_name is not None and cq_name in self.queues
                 and cq_name not in self.inactive and request_problem(workload) is None):
-            plan = self.assigner.assign(self.queues[cq_name], workload)
-            held += [r for r in self._plan_reasons(plan) if r.code in _PERMANENT]
+            cq = self.queues[cq_name]
+            plan = self.assigner.assign(cq, workload)
+            held += [r for r in self.why.plan_reasons(plan) if r.code in _PERMANENT]
+            too_big = self.why.oversized(cq, workload, self.memo.shape(workload, key))
+            held += [too_big] if too_big else []
         self.waiting[key] = Waiting(cq_name, held)
 
     # --- admission -----------------------------------------------------------------------
@@ -224,8 +221,10 @@ class _Cycle:
             shape_id = self.memo.shape(workload, head.key)
             outcome = self.memo.outcome(cq, workload, shape_id)
             # A borrower waits for the non-borrowing heads of its cohort; one that does
-            # not fit in a settled pool is decided at once: waiting cannot help it.
-            if not requeued and (outcome.mode is Mode.FIT or not settled):
+            # not fit in a settled pool is decided at once: waiting cannot help it. Nor
+            # can it help a head no node can hold, and waiting would hold back its queue.
+            if not requeued and (outcome.mode is Mode.FIT or not settled) and not (
+                    self.capacity is not None and self.why.oversized(cq, workload, shape_id)):
                 actual = self._cohort_key(cq, workload, outcome, key)
                 if actual > key:
                     push(heap, (actual, True, name))
@@ -272,30 +271,33 @@ class _Cycle:
                 shape_id: int) -> bool:
         """Admit, preempt for, or park ``workload``; True when it waits at the head."""
         mode, usage = outcome.mode, outcome.usage
+        roomless = False
+        if self.why.oversized(cq, workload, shape_id):
+            # No node can ever hold one of its pods: no victims, and it blocks nobody.
+            # Its reasons are written after the pass, with the quota's.
+            self.waiting[workload.key] = Waiting(cq.name, [], quota=True)
+            return False
         if mode is Mode.FIT:
             if self.capacity is None:  # quota alone decides: the verdict's flavors suffice
                 admission = self.memo.verdict(cq, workload, shape_id).admission(
                     cq.name, workload, outcome.picks)
                 self._admit_as(cq.name, workload, admission, usage, outcome.borrows)
                 return False
-            if self.filter.no_room_for(cq.name, workload):
-                # Not even its least pods fit any flavor's nodes: no plan can place it.
-                # Its reason is written after the pass, like a quota reason.
-                self.filter.short.add(cq.name)
-                self.waiting[workload.key] = self.filter.parking(cq.name)
-                return True
-            if self._grant(workload, self.memo.plan(cq, workload, shape_id)):
+            # Not even its least pods fit any flavor's free nodes: no plan places it now.
+            roomless = self.filter.no_room_for(cq.name, workload)
+            if not roomless and self._grant(workload, self.memo.plan(cq, workload, shape_id)):
                 return False
-        # Failures are cached by shape and pool state: in a full cohort most pending
-        # workloads repeat a few shapes, and nothing changes between them.
-        state = (cq.name, shape_id, self.tree.version(cq.name))
-        if (mode is Mode.PREEMPT and self._may_search(self.tree.root(cq.name))
-                and (can_preempt(cq) or self._any_evicting(cq))
-                and not self.failed.known(cq, workload, usage, shape_id)):
-            victims = find_victims(self.search, cq, workload, Wanted(cq.name, usage))
+        # Short of quota, or (FIT) of free nodes: evict what the policy allows, if that
+        # lets it be admitted and placed.
+        if mode is not Mode.NO_FIT:
+            victims = self._victims(cq, workload, usage, shape_id)
             if victims:
                 return self._preempt(cq, workload, victims)
-            self.failed.add(cq, workload, usage, shape_id)
+        if roomless:  # its reason is written after the pass, like a quota reason
+            self.filter.short.add(cq.name)
+            self.waiting[workload.key] = self.filter.parking(cq.name)
+            return True
+        state = (cq.name, shape_id, self.tree.version(cq.name))
         if state not in self.no_partial:
             partial = partial_plan(self.assigner, cq, workload)
             if partial is not None and self._grant(workload, partial):
@@ -304,49 +306,39 @@ class _Cycle:
         if mode is Mode.FIT:  # the quota fits, the nodes do not
             self.filter.short.add(cq.name)
             plan = self.memo.plan(cq, workload, shape_id)
-            self.waiting[workload.key] = self._no_room(cq, workload, plan)
+            self.waiting[workload.key] = self.why.no_room(cq, workload, plan)
             return True
         # Quota reasons are written after the pass, against the final usage: that is the
         # state the workload waits in, and one evaluation then serves every equal shape.
         self.waiting[workload.key] = Waiting(cq.name, [], quota=True)
         return mode is Mode.PREEMPT
 
-    def _quota_reasons(
-        self, name: str, key: str, workload: Workload
-    ) -> tuple[list[Reason], list[str]]:
-        cq = self.queues[name]
-        shape_id = self.memo.shape(workload, key)
-        state = (cq.name, shape_id, self.tree.version(cq.name))
-        parked = self.parked.get(state)
-        if parked is None:
-            # From the verdict's numbers, not a Plan: tens of thousands of workloads wait
-            # in distinct (queue, shape) states, and a Plan per state cost more than the
-            # whole admission pass.
-            found = self.memo.verdict(cq, workload, shape_id).explain(self.memo.numbers(name))
-            if found.mode is Mode.FIT:
-                parked = self._room_reasons(workload, found.usage)
-            else:
-                tree = self.tree
-                reclaimable = self._reclaimable(cq, found.usage)
-                hints = reasons.short_hints(cq.name, sorted(found.short), tree, reclaimable,
-                                            self.hint_memo)
-                parked = (reasons.explained_reasons(cq.name, found.findings, tree,
-                                                    self._holders, self.reason_memo), hints)
-            self.parked[state] = parked
-        return parked
-
-    def _room_reasons(self, workload: Workload,
-                      usage: Usage) -> tuple[list[Reason], list[str]]:
-        """Why a workload its quota admits in the final state waits: its flavors' nodes are
-        short (the quick filter parked it), or room was freed after it was evaluated and
-        the next cycle takes it."""
-        if self.capacity is not None and len(workload.pod_sets) == 1:
-            pod_set = workload.pod_sets[0]
-            flavors = tuple(dict.fromkeys(flavor for flavor, _ in usage))
-            found = self.capacity.shortage([(pod_set, pod_set.count, flavors)])
-            if found is not None:
-                return [found.reason], list(found.hints)
-        return [reasons.pending_evaluation()], []
+    def _victims(self, cq: ClusterQueue, workload: Workload, usage: Usage,
+                 shape_id: int) -> tuple[Victim, ...] | None:
+        """The victims whose eviction lets ``workload`` be admitted (and, where its flavors
+        have nodes, placed), or None. Failures are cached by shape and pool state: in a
+        full cohort most pending workloads repeat a few shapes, and nothing changes."""
+        if not self._may_search(self.tree.root(cq.name)) or not (
+                can_preempt(cq) or self._any_evicting(cq)):
+            return None
+        # Known failures first, by the verdict's usage (a plan's differs only in FIT mode,
+        # which no failure of quota alone can cover): most searches end here.
+        if self.failed.known(cq, workload, usage, shape_id):
+            return None
+        wanted = Wanted(cq.name, usage)
+        capacity = self.capacity
+        if capacity is not None:
+            plan = self.memo.plan(cq, workload, shape_id)
+            pods = demands(workload, plan.pod_sets)
+            if any(capacity.limits(names) for _, _, names in pods):
+                wanted = Wanted(cq.name, plan.usage,
+                                lambda keys: capacity.places_without(keys, pods))
+        victims = find_victims(self.search, cq, workload, wanted)
+        if not victims:
+            # A failure to place proves nothing about other shapes of equal quota.
+            self.failed.add(cq, workload, wanted.usage, shape_id,
+                            by_amount=wanted.placeable is None)
+        return victims
 
     def _any_evicting(self, cq: ClusterQueue) -> bool:
         return any(self.holdings.evicting.get(name) for name in self.tree.members(cq.name))
@@ -378,14 +370,6 @@ class _Cycle:
     def _release(self, key: str) -> None:
         if self.capacity is not None:
             self.capacity.release(key)
-
-    def _no_room(self, cq: ClusterQueue, workload: Workload, plan: Plan) -> Waiting:
-        """Why a workload the quota admits waits for its flavors' nodes."""
-        assert self.capacity is not None
-        found = self.capacity.shortage(demands(workload, plan.pod_sets))
-        if found is None:  # room appeared after the decision: the next cycle takes it
-            return Waiting(cq.name, [reasons.pending_evaluation()])
-        return Waiting(cq.name, [found.reason], list(found.hints))
 
     def _preempt(self, cq: ClusterQueue, workload: Workload, victims: Sequence[Victim]) -> bool:
         waiting_on: list[str] = []
@@ -422,7 +406,7 @@ class _Cycle:
             if plan.mode is Mode.FIT:
                 if self._grant(workload, plan):
                     return False
-                self.waiting[workload.key] = self._no_room(cq, workload, plan)
+                self.waiting[workload.key] = self.why.no_room(cq, workload, plan)
                 return True
         # What it waits for is spoken for: no later preemptor in this cycle counts on it.
         self.protected.update(waiting_on)
@@ -432,25 +416,6 @@ class _Cycle:
 
     def _block(self, cq: ClusterQueue, workload: Workload, head: str) -> None:
         self.waiting[workload.key] = Waiting(cq.name, [], blocked_by=head, quota=True)
-
-    # --- reasons -------------------------------------------------------------------------
-
-    def _plan_reasons(self, plan: Plan) -> list[Reason]:
-        return reasons.plan_reasons(plan, self.tree, self._holders, self.reason_memo)
-
-    def _holders(self, cq: str, fr: tuple[str, str]) -> list[str]:
-        key = (self.tree.root(cq), fr, self.tree.version(cq))
-        found = self.holder_cache.get(key)
-        if found is None:
-            found = self.holdings.top(self.tree.members(cq), fr)
-            self.holder_cache[key] = found
-        return found
-
-    def _reclaimable(self, cq: ClusterQueue, usage: Usage) -> bool:
-        return cq.preemption.reclaim_within_cohort is not ReclaimWithinCohort.NEVER and all(
-            amount <= self.tree.nominal(cq.name, fr) for fr, amount in usage.items()
-        )
-
 
 def _optimistic(head: Entry) -> CohortKey:
     """The cohort key a queue's head enters the heap with: as if it did not borrow."""

@@ -5,11 +5,17 @@ Victims are chosen here and evicted by the cycle. Candidates are tried in a fixe
 lost: held resources × time since the last checkpoint or admission) and removed from the
 quota tree until the preemptor fits; then every victim that turns out not to be needed is
 put back, so no more is evicted than needed.
+
+"Fits" means placed, not only within quota: where the preemptor's flavors have nodes,
+its pods must also fit the nodes with the victims' pods gone (``Wanted.placeable``, the
+placement admission uses). Victims that would free quota for a pod no node can then take
+are not chosen, and the same search serves a preemptor the quota admits but the full
+nodes do not (victims by the same candidate rules and order, removed until it places).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple
@@ -41,11 +47,14 @@ class Victim:
 
 
 class Wanted(NamedTuple):
-    """What a preemptor needs: its ClusterQueue and the quota its flavors would take (a
-    verdict's usage; no ``Plan`` is built for the many searches that find nothing)."""
+    """What a preemptor needs: its ClusterQueue, the quota its flavors would take (a
+    verdict's usage; no ``Plan`` is built for the many searches that find nothing), and
+    where its flavors have nodes, whether its pods can be placed once the workloads of
+    the given keys gave theirs back (None: quota alone decides)."""
 
     cluster_queue: str
     usage: Mapping[FlavorResource, int]
+    placeable: Callable[[Iterable[str]], bool] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,14 +203,16 @@ def _ordered(search: Search, plan: Wanted, victims: Sequence[Victim]) -> list[Vi
     return sorted(victims, key=key)
 
 
-def _fits(search: Search, plan: Wanted, *, borrow: bool) -> bool:
+def _fits(search: Search, plan: Wanted, removed: Sequence[Victim], *, borrow: bool) -> bool:
+    """Whether the preemptor fits the quota now (the ``removed`` victims are out of the
+    tree) and, with nodes, its pods fit the nodes once ``removed`` gave theirs back."""
     tree, cq = search.tree, plan.cluster_queue
     for fr, amount in plan.usage.items():
         if amount > tree.available(cq, fr):
             return False
         if not borrow and tree.usage(cq, fr) + amount > tree.nominal(cq, fr):
             return False
-    return True
+    return plan.placeable is None or plan.placeable(v.workload.key for v in removed)
 
 
 def _borrows_needed(search: Search, victim: Victim, plan: Wanted) -> bool:
@@ -234,15 +245,16 @@ def _minimal(
             continue
         tree.remove(victim.cluster_queue, usage)
         removed.append(victim)
-        if _fits(search, plan, borrow=borrow):
+        if _fits(search, plan, removed, borrow=borrow):
             found = True
             break
     if found:
         kept = list(removed)
         for victim in reversed(removed[:-1]):
             tree.add(victim.cluster_queue, holdings.usage[victim.workload.key])
-            if _fits(search, plan, borrow=borrow):
-                kept.remove(victim)
+            without = [v for v in kept if v is not victim]
+            if _fits(search, plan, without, borrow=borrow):
+                kept = without
             else:
                 tree.remove(victim.cluster_queue, holdings.usage[victim.workload.key])
         removed = kept

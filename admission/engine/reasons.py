@@ -61,6 +61,20 @@ def exceeds_max_quota(
     )
 
 
+def exceeds_node_capacity(cq: str, pod_set: str, flavors: Sequence[str], resource: str,
+                          requested: int, largest: int) -> Reason:
+    """One pod is larger than every node of every flavor that could serve it."""
+    req, most = format_quantity(requested, resource), format_quantity(largest, resource)
+    which = f"flavor {flavors[0]}" if len(flavors) == 1 else f"flavors {', '.join(flavors)}"
+    return Reason(
+        WaitReason.EXCEEDS_NODE_CAPACITY,
+        f"a single pod of pod set {pod_set} requests {req} {resource}, more than any node "
+        f"of {which} of ClusterQueue {cq} has (the largest has {most}); it can never run",
+        {"podSet": pod_set, "resource": resource, "requested": req, "largestNode": most,
+         "flavors": list(flavors)},
+    )
+
+
 def blocked_by_queue_head(cq: str, head: str, position: int) -> Reason:
     return Reason(
         WaitReason.BLOCKED_BY_QUEUE_HEAD,

@@ -210,10 +210,11 @@ def scenario_steps(seed: int, seconds: float) -> list[dict[str, Any]]:
     return [{"at": f"{int(at)}s", "create": jobs} for at, jobs in sorted(steps.items())]
 
 
-def scenario_text(seed: int, seconds: float) -> str:
-    """A whole ``berth simulate`` scenario: the demo pool and the stream's first jobs."""
-    # Scenarios do not model Nodes yet; quota alone decides there.
-    doc = {"name": f"demo-{seed}", "objects": pool_manifests(nodes=False),
+def scenario_text(seed: int, seconds: float, *, nodes: bool = False) -> str:
+    """A whole ``berth simulate`` scenario: the demo pool and the stream's first jobs
+    (``nodes``: with the pool's Nodes, as ``berth serve --demo`` runs it; without them
+    quota alone decides)."""
+    doc = {"name": f"demo-{seed}", "objects": pool_manifests(nodes=nodes),
            "steps": scenario_steps(seed, seconds)}
     return yaml.safe_dump(doc, sort_keys=False)
 

@@ -16,6 +16,7 @@ class WaitReason(StrEnum):
     SUSPENDED = "Suspended"
     NO_MATCHING_FLAVOR = "NoMatchingFlavor"
     EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
+    EXCEEDS_NODE_CAPACITY = "ExceedsNodeCapacity"
     BLOCKED_BY_QUEUE_HEAD = "BlockedByQueueHead"
     WAITING_FOR_QUOTA = "WaitingForQuota"
     UNHEALTHY_CAPACITY = "UnhealthyCapacity"

@@ -8,6 +8,7 @@ export const REASON_COLOURS = {
   Suspended: "#92400e",
   NoMatchingFlavor: "#be185d",
   ExceedsMaxQuota: "#7f1d1d",
+  ExceedsNodeCapacity: "#991b1b",
   BlockedByQueueHead: "#a16207",
   WaitingForQuota: "#d97706",
   UnhealthyCapacity: "#dc2626",

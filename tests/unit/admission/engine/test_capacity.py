@@ -78,6 +78,16 @@ def test_admits_onto_nodes(base: Snapshot, nodes: tuple[Any, ...], key: str,
     assert (admission.placement is None) == (not nodes)
 
 
+def holder(placement: dict[str, int] | None, count: int = 1, gpus: int = 8) -> Workload:
+    """Workload ``a/old``, admitted in ``a`` with ``count`` pods of ``gpus``, on ``placement``."""
+    held = admitted(wl("old", {GPU: gpus}, count=count), "a")
+    if placement is None:
+        return held
+    assert held.admission is not None
+    recorded = (PodSetPlacement("main", placement),)
+    return replace(held, admission=replace(held.admission, placement=recorded))
+
+
 # --- why it waits --------------------------------------------------------------------------
 
 WAITS = [
@@ -112,10 +122,10 @@ WAITS = [
     pytest.param(
         team(job=wl("job", {GPU: 16})),
         (node("a", 8), node("b", 4, capacity=8)),
-        "InsufficientCapacity",
-        {"flavor": "default", "resource": GPU, "requested": "16", "free": "12",
-         "capacity": "12"},
-        id="no node holds 16 even repaired: insufficient, not unhealthy"),
+        "ExceedsNodeCapacity",
+        {"podSet": "main", "resource": GPU, "requested": "16", "largestNode": "8",
+         "flavors": ["default"]},
+        id="no node holds a 16-GPU pod even repaired: it can never run"),
     pytest.param(
         team(job=wl("job", {GPU: 8}, count=3)),
         (node("a", 8), node("b", 8)),
@@ -124,8 +134,8 @@ WAITS = [
          "capacity": "16"},
         id="sold out: more requested than the class has"),
     pytest.param(
-        team(job=wl("job", {GPU: 8})),
-        (node("a", 4), node("b", 4)),
+        team(job=wl("job", {GPU: 8}), old=holder({"a": 1, "b": 1}, count=2, gpus=4)),
+        (node("a", 8), node("b", 8)),
         "TopologyPlacementFailed",
         {"flavor": "default", "level": "kubernetes.io/hostname", "resource": GPU,
          "requested": "8", "largestDomainFree": "4"},
@@ -171,15 +181,6 @@ def test_a_workload_short_of_quota_waits_for_quota() -> None:
 
 
 # --- occupancy -----------------------------------------------------------------------------
-
-def holder(placement: dict[str, int] | None, count: int = 1) -> Workload:
-    held = admitted(wl("old", {GPU: 8}, count=count), "a")
-    if placement is None:
-        return held
-    assert held.admission is not None
-    recorded = (PodSetPlacement("main", placement),)
-    return replace(held, admission=replace(held.admission, placement=recorded))
-
 
 @pytest.mark.parametrize(
     ("old", "expected"),
@@ -266,16 +267,20 @@ def test_whole_gpus_and_slices_never_share_a_flavor(request_: dict[str, int], fl
 
 
 @pytest.mark.parametrize(
-    "request_",
-    [pytest.param({GPU: 9}, id="more whole GPUs than the whole node has"),
-     pytest.param({MIG: 8}, id="more slices than the MIG node has")],
+    ("request_", "resource", "largest"),
+    [pytest.param({GPU: 9}, GPU, "8", id="more whole GPUs than the whole node has"),
+     pytest.param({MIG: 8}, MIG, "7", id="more slices than the MIG node has")],
 )
 def test_a_request_the_right_kind_cannot_hold_waits_instead_of_crossing_over(
-        request_: dict[str, int]) -> None:
+        request_: dict[str, int], resource: str, largest: str) -> None:
+    # The other kind's node lists none of the resource: it holds no such pod either, so
+    # no node of either flavor ever will.
     snap = replace(mixed(), workloads={"a/job": wl("job", request_)})
     result = run_cycle(snap, NOW)
     assert not result.admitted
-    assert reason(result, "a/job")[0] in ("InsufficientCapacity", "TopologyPlacementFailed")
+    code, details = reason(result, "a/job")
+    assert (code, details["resource"], details["largestNode"]) == (
+        "ExceedsNodeCapacity", resource, largest)
 
 
 # --- topology -------------------------------------------------------------------------------
