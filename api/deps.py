@@ -80,3 +80,9 @@ LedgerDep = Annotated[Ledger, Depends(ledger)]
 RawBody = Annotated[bytes, Depends(raw_body)]
 ContextDep = Annotated[AppContext, Depends(context)]
 QuotaObjectsDep = Annotated[QuotaObjectCache, Depends(quota_objects)]
+
+
+def actor(request: Request) -> str:
+    """Who a write is audited as: ``api:<client address>``."""
+    client = request.client.host if request.client else "unknown"
+    return f"api:{client}"
