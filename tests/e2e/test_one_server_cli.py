@@ -1,0 +1,143 @@
+"""The installed ``berth`` against Berth served over real HTTP (real PostgreSQL): every
+object and workload command goes to the one server ``BERTH_SERVER`` names."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from builders.manifests import job
+from builders.paths import REPO
+from builders.reads import pool, serve
+
+pytestmark = pytest.mark.db
+BERTH = Path(sys.executable).with_name("berth")  # the console script pip installed
+
+
+@pytest.fixture
+def server(pg_server: Any, migrated_template: str) -> Iterator[str]:
+    url = pg_server.create(template=migrated_template)
+    try:
+        with serve(url) as client:
+            yield str(client.base_url)
+    finally:
+        pg_server.drop(url)
+
+
+def berth(server: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BERTH_")}
+    env["BERTH_SERVER"] = server
+    return subprocess.run(
+        [str(BERTH), *args], input=stdin, capture_output=True, text=True, env=env, cwd=REPO,
+        timeout=60,
+    )  # fmt: skip
+
+
+def ok(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_apply_says_what_it_did_per_object_in_kubectls_words(server: str) -> None:
+    first = ok(berth(server, "apply", "-f", "-", stdin=pool(("team-a", 4))))
+    assert first.splitlines() == [
+        "resourceflavor/h100 created", "clusterqueue/team-a created",
+        "localqueue/team-a/main created",
+    ]  # fmt: skip
+    again = ok(berth(server, "apply", "-f", "-", stdin=pool(("team-a", 4))))
+    assert {line.split()[1] for line in again.splitlines()} == {"unchanged"}
+    changed = ok(berth(server, "apply", "-f", "-", stdin=pool(("team-a", 6))))
+    assert "clusterqueue/team-a configured" in changed.splitlines()
+
+
+def test_dry_run_prints_a_diff_and_changes_nothing(server: str) -> None:
+    ok(berth(server, "apply", "-f", "-", stdin=pool(("team-a", 4))))
+    out = ok(berth(server, "apply", "--dry-run", "-f", "-", stdin=pool(("team-a", 6))))
+    lines = out.splitlines()
+    assert "clusterqueue/team-a configured (dry run)" in lines
+    assert "--- clusterqueue/team-a (stored)" in lines
+    assert "-        nominalQuota: '4'" in lines and "+        nominalQuota: '6'" in lines
+    shown = json.loads(ok(berth(server, "get", "cq", "team-a", "-o", "json")))
+    assert shown["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] == "4"
+
+
+def test_get_shows_kueues_columns_status_and_implicit_cohorts(server: str) -> None:
+    ok(berth(server, "apply", "-f", "-", stdin=pool(("team-a", 4), ("team-b", 2))))
+    ok(berth(server, "submit", "-f", "-", stdin=yaml.safe_dump(job("runs", 4))))
+    ok(berth(server, "submit", "-f", "-", stdin=yaml.safe_dump(job("waits", 4))))
+    # The served app runs no admission loop: both wait, pending in team-a's queues.
+    queues = [line.split() for line in ok(berth(server, "get", "clusterqueues")).splitlines()]
+    assert queues[0] == ["NAME", "COHORT", "STRATEGY", "PENDING", "ADMITTED", "USAGE"]
+    assert queues[1][:5] == ["team-a", "all", "BestEffortFIFO", "2", "0"]
+    assert queues[2][:5] == ["team-b", "all", "BestEffortFIFO", "0", "0"]
+    local = [line.split() for line in ok(berth(server, "get", "lq", "-n", "team-a")).splitlines()]
+    assert local == [["NAMESPACE", "NAME", "CLUSTERQUEUE", "PENDING", "ADMITTED"],
+                     ["team-a", "main", "team-a", "2", "0"]]  # fmt: skip
+    cohorts = ok(berth(server, "get", "cohorts")).splitlines()
+    assert cohorts[1].split() == ["all", "-", "team-a,team-b", "<implicit>"]
+    status = yaml.safe_load(ok(berth(server, "get", "cq", "team-a", "-o", "yaml")))["status"]
+    assert (status["pendingWorkloads"], status["admittedWorkloads"]) == (2, 0)
+
+
+def test_get_workloads_filters_by_name_and_prints_yaml(server: str) -> None:
+    ok(berth(server, "apply", "-f", "-", stdin=pool(("team-a", 4))))
+    for name in ("one", "two"):
+        ok(berth(server, "submit", "-f", "-", stdin=yaml.safe_dump(job(name, 1))))
+    rows = ok(berth(server, "get", "wl", "two")).splitlines()
+    assert [r.split()[:3] for r in rows[1:]] == [["team-a", "two", "Pending"]]
+    shown = yaml.safe_load(ok(berth(server, "get", "workload", "team-a/one", "-o", "yaml")))
+    assert (shown["name"], shown["state"], shown["queueName"]) == ("one", "Pending", "main")
+
+
+def test_apply_of_a_job_submits_it_and_finish_and_delete_work(server: str) -> None:
+    manifest = pool(("team-a", 4)) + "---\n" + yaml.safe_dump(job("train", 2))
+    out = ok(berth(server, "apply", "-f", "-", stdin=manifest))
+    assert out.splitlines()[-1] == "job/team-a/train created"
+    assert ok(berth(server, "finish", "team-a/train")) == "workload/team-a/train finished\n"
+    ok(berth(server, "submit", "-f", "-", stdin=yaml.safe_dump(job("train", 2))))
+    gone = ok(berth(server, "delete", "workload", "train", "-n", "team-a"))
+    assert gone == "workload/team-a/train deleted\n"
+    state = json.loads(ok(berth(server, "get", "wl", "team-a/train", "-o", "json")))["state"]
+    assert state == "Finished"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(["get", "gadgets"], "unknown kind 'gadgets'; expected one of: resourceflavors", id="unknown kind"),
+        pytest.param(["get", "cq", "ghost"], "ClusterQueue 'ghost' not found", id="unknown object"),
+        pytest.param(["get", "wl", "team-a/ghost"], "Workload team-a/ghost not found", id="unknown workload"),
+        pytest.param(["finish", "team-a/ghost"], "Workload team-a/ghost not found", id="finish nothing"),
+        pytest.param(["delete", "cq", "ghost"], "ClusterQueue 'ghost' not found", id="delete nothing"),
+        pytest.param(["finish", "no-namespace"], "expected NAMESPACE/NAME", id="a workload without namespace"),
+    ],
+)
+def test_wrong_requests_exit_2_with_one_line(server: str, args: list[str], message: str) -> None:
+    done = berth(server, *args)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert message in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["get", "cq"], id="get"),
+        pytest.param(["apply", "-f", str(REPO / "examples" / "gpu-pool.yaml")], id="apply"),
+        pytest.param(["top"], id="top"),
+        pytest.param(["delete", "cq", "x"], id="delete"),
+        pytest.param(["finish", "a/b"], id="finish"),
+    ],
+)
+def test_no_server_is_one_line_saying_how_to_start_one(args: list[str]) -> None:
+    done = berth("http://127.0.0.1:9", *args)
+    assert done.returncode == 1
+    [line] = done.stderr.splitlines()
+    assert line.startswith("error: no Berth answers at http://127.0.0.1:9")
+    assert "berth serve --demo" in line
