@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -34,8 +33,7 @@ HEADERS = {
     "Topology": ("NAME", "LEVELS"),
     "Node": ("NAME", "HEALTH", "SCHEDULABLE", "ALLOCATABLE"),
 }
-WIDE = {"ClusterQueue": ("NOMINAL QUOTA",)}
-HOLDING = ("Admitted", "Evicting")  # Kueue's admitted count: workloads holding quota
+WIDE = {"ClusterQueue": ("BORROWED", "LENT")}
 
 
 def get(args: argparse.Namespace) -> int:
@@ -102,10 +100,9 @@ def _cells(kind: str, manifest: Manifest, *, wide: bool) -> list[str]:
                 _names(status), "<implicit>"]  # fmt: skip
     base = list(row(_model(manifest)))
     if kind == "ClusterQueue":
-        nominal = base.pop()
-        cells = [*base, str(status.get("pendingWorkloads", "-")),
+        cells = [*base[:3], str(status.get("pendingWorkloads", "-")),
                  str(status.get("admittedWorkloads", "-")), _usage(status)]  # fmt: skip
-        return [*cells, nominal] if wide else cells
+        return [*cells, _held(status, "borrowed"), _held(status, "lent")] if wide else cells
     if kind == "Cohort":
         return [base[0], base[1], _names(status), base[2]]
     if kind == "LocalQueue":
@@ -138,15 +135,11 @@ def _add_status(client: BerthClient, kind: Kind, items: list[Manifest]) -> None:
                            "clusterQueues": found.get("clusterQueues") or [],
                            "cohorts": found.get("cohorts") or [], "declared": declared}  # fmt: skip
     elif kind.name == "LocalQueue":
-        counts: Counter[tuple[str, str, str]] = Counter()
-        for state in ("Pending", *HOLDING):
-            for w in client.pages("/api/v1/workloads", {"state": state}):
-                counted = "Admitted" if state in HOLDING else state
-                counts[(w["namespace"], w["queueName"], counted)] += 1
+        found = {(q["namespace"], q["name"]): q["status"]
+                 for q in client.get("/api/v1/status/localqueues")["items"]}  # fmt: skip
         for m in items:
             key = (m["metadata"]["namespace"], m["metadata"]["name"])
-            m["status"] = {"pendingWorkloads": counts[(*key, "Pending")],
-                           "admittedWorkloads": counts[(*key, "Admitted")]}  # fmt: skip
+            m["status"] = found.get(key, {"pendingWorkloads": 0, "admittedWorkloads": 0})
 
 
 def _with_implicit(client: BerthClient, declared: list[Manifest]) -> list[Manifest]:
@@ -168,6 +161,16 @@ def _usage(status: Mapping[str, Any]) -> str:
     for flavor in status.get("flavors") or ():
         used = ",".join(f"{r['name']}={r['used']}/{r['nominal']}" for r in flavor["resources"])
         parts.append(f"{flavor['name']}({used})")
+    return " ".join(parts) or "-"
+
+
+def _held(status: Mapping[str, Any], figure: str) -> str:
+    """The resources with a non-zero ``figure`` (borrowed, lent), per flavor."""
+    parts = []
+    for flavor in status.get("flavors") or ():
+        amounts = [f"{r['name']}={r[figure]}" for r in flavor["resources"] if r[figure] != "0"]
+        if amounts:
+            parts.append(f"{flavor['name']}({','.join(amounts)})")
     return " ".join(parts) or "-"
 
 

@@ -15,20 +15,25 @@ import pytest
 import yaml
 from builders.manifests import job
 from builders.paths import REPO
-from builders.reads import pool, serve
+from builders.reads import World, pool, serve
 
 pytestmark = pytest.mark.db
 BERTH = Path(sys.executable).with_name("berth")  # the console script pip installed
 
 
 @pytest.fixture
-def server(pg_server: Any, migrated_template: str) -> Iterator[str]:
+def ledger_url(pg_server: Any, migrated_template: str) -> Iterator[str]:
     url = pg_server.create(template=migrated_template)
     try:
-        with serve(url) as client:
-            yield str(client.base_url)
+        yield url
     finally:
         pg_server.drop(url)
+
+
+@pytest.fixture
+def server(ledger_url: str) -> Iterator[str]:
+    with serve(ledger_url) as client:
+        yield str(client.base_url)
 
 
 def berth(server: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -84,6 +89,27 @@ def test_get_shows_kueues_columns_status_and_implicit_cohorts(server: str) -> No
     assert cohorts[1].split() == ["all", "-", "team-a,team-b", "<implicit>"]
     status = yaml.safe_load(ok(berth(server, "get", "cq", "team-a", "-o", "yaml")))["status"]
     assert (status["pendingWorkloads"], status["admittedWorkloads"]) == (2, 0)
+
+
+def test_get_counts_what_the_loop_admitted_and_who_borrows(server: str, ledger_url: str) -> None:
+    ok(berth(server, "apply", "-f", "-", stdin=pool(("team-a", 4), ("team-b", 4))))
+    for name, gpus in (("runs", 4), ("borrows", 2), ("waits", 4)):
+        ok(berth(server, "submit", "-f", "-", stdin=yaml.safe_dump(job(name, gpus))))
+    world = World(ledger_url)
+    try:
+        world.cycle()  # the real admission loop: runs and borrows fit (2 borrowed from team-b)
+    finally:
+        world.close()
+    queues = [line.split() for line in ok(berth(server, "get", "cq", "-o", "wide")).splitlines()]
+    assert queues[0][-2:] == ["BORROWED", "LENT"]
+    assert queues[1] == ["team-a", "all", "BestEffortFIFO", "1", "2", "h100(nvidia.com/gpu=6/4)",
+                         "h100(nvidia.com/gpu=2)", "-"]  # fmt: skip
+    assert queues[2] == ["team-b", "all", "BestEffortFIFO", "0", "0", "h100(nvidia.com/gpu=0/4)",
+                         "-", "h100(nvidia.com/gpu=2)"]  # fmt: skip
+    local = [line.split() for line in ok(berth(server, "get", "lq")).splitlines()]
+    assert local[1:] == [["team-a", "main", "team-a", "1", "2"], ["team-b", "main", "team-b", "0", "0"]]
+    shown = json.loads(ok(berth(server, "get", "lq", "main", "-n", "team-a", "-o", "json")))
+    assert shown["status"] == {"pendingWorkloads": 1, "admittedWorkloads": 2}
 
 
 def test_get_workloads_filters_by_name_and_prints_yaml(server: str) -> None:
