@@ -4,12 +4,14 @@ answering what it would change (each object as stored and as it would be)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from sqlalchemy.orm import Session
 
-from api.deps import ContextDep, RawBody, actor
+from api.deps import ContextDep, RawBody, actor, written
+from api.params import DryRun
 from api.schemas.errors import error_responses
 from api.schemas.manifests import ApplyResultOut, manifest_body
 from quota.ledger.apply import ApplyResult, apply_objects
@@ -17,21 +19,6 @@ from quota.ledger.repository import Ledger
 from quota.manifests.documents import ManifestObject, parse_texts, to_manifest
 
 router = APIRouter(prefix="/api/v1", tags=["apply"])
-DryRun = Annotated[
-    Literal["All"] | None,
-    Query(
-        alias="dryRun",
-        description="All: check and compare everything, write nothing (as Kubernetes' dryRun)",
-    ),
-]
-
-
-class _RolledBack(Exception):
-    """Leaves a dry run's transaction by the error path, so that nothing is committed."""
-
-    def __init__(self, body: dict[str, Any]) -> None:
-        super().__init__("dry run")
-        self.body = body
 
 
 @router.post(
@@ -54,16 +41,16 @@ def apply(
     resource group's flavors and resources, borrowing and lending limits, quantities) and
     across objects (one name defined twice), and annotations over 256 KiB in total."""
     objects = parse_texts([("request", body.decode("utf-8", errors="replace"))])
-    try:
-        with ctx.session_scope() as session:
-            ledger = Ledger(session)
-            if dry_run is None:
-                return JSONResponse(_answer(apply_objects(ledger, objects, actor=actor(request))))
-            before = [_stored(ledger, item) for item in objects]
-            result = apply_objects(ledger, objects, actor=actor(request))
-            raise _RolledBack(_answer(result, before, objects))
-    except _RolledBack as done:
-        return JSONResponse(done.body)
+    by = actor(request)
+
+    def work(session: Session) -> dict[str, Any]:
+        ledger = Ledger(session)
+        if dry_run is None:
+            return _answer(apply_objects(ledger, objects, actor=by))
+        before = [_stored(ledger, item) for item in objects]
+        return _answer(apply_objects(ledger, objects, actor=by), before, objects)
+
+    return JSONResponse(written(ctx, work, dry_run=dry_run is not None))
 
 
 def _stored(ledger: Ledger, item: ManifestObject) -> dict[str, Any] | None:

@@ -12,8 +12,8 @@ from fastapi.responses import JSONResponse
 from pydantic import ConfigDict, Field
 
 from admission.intake.workloads import finish_workload, submit_workload
-from api.deps import ContextDep, RawBody, actor
-from api.params import NamespaceName, ObjectName, Rfc3339
+from api.deps import ContextDep, RawBody, actor, written
+from api.params import DryRun, NamespaceName, ObjectName, Rfc3339
 from api.schemas.base import Schema
 from api.schemas.errors import error_responses
 from api.schemas.manifests import WorkloadOut, manifest_body
@@ -57,17 +57,21 @@ class CheckpointBody(Schema):
         409, 413, notes={409: "Conflict: an unfinished workload has that namespace/name"}
     ),
 )
-def submit(body: RawBody, request: Request, ctx: ContextDep) -> JSONResponse:
-    """Submit a batch/v1 Job or Kueue Workload manifest (YAML or JSON) as a pending workload.
+def submit(
+    body: RawBody, request: Request, ctx: ContextDep, dry_run: DryRun = None
+) -> JSONResponse:
+    """Submit a batch/v1 Job or Kueue Workload manifest (YAML or JSON) as a pending workload
+    (``?dryRun=All``: every check, the answer it would give, nothing written).
 
     Beyond the schema, a 422 names what only the whole manifest shows: a pod set name
     given twice, minCount over count, the job-min-parallelism and checkpoint annotations,
     a quantity out of range, annotations over 256 KiB in total."""
     doc = _document(body.decode("utf-8", errors="replace"))
-    with ctx.session_scope() as session:
-        workload = submit_workload(
-            Ledger(session), doc, now=datetime.now(UTC), actor=actor(request)
-        )
+    by, now = actor(request), datetime.now(UTC)
+    workload = written(
+        ctx, lambda session: submit_workload(Ledger(session), doc, now=now, actor=by),
+        dry_run=dry_run is not None,
+    )  # fmt: skip
     return JSONResponse(workload_json(workload), status_code=201)
 
 

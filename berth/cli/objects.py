@@ -29,12 +29,15 @@ def apply(args: argparse.Namespace) -> int:
         read.parsed_objects()
     except InvalidInput as exc:
         return _problems(exc)
+    if not read.objects and not read.workloads:
+        print("error: no objects passed to apply (the input holds no manifest)", file=sys.stderr)
+        return EXIT_INVALID
     return guarded(args, lambda client: _apply(client, read, dry_run=args.dry_run), coded=True)
 
 
 def _apply(client: BerthClient, read: manifests.Manifests, *, dry_run: bool) -> int:
+    params = {"dryRun": "All"} if dry_run else {}
     if read.objects:
-        params = {"dryRun": "All"} if dry_run else {}
         result = client.request("POST", "/api/v1/apply", params=params,
                                 content=read.objects_body())  # fmt: skip
         for change in result["changes"]:
@@ -47,11 +50,9 @@ def _apply(client: BerthClient, read: manifests.Manifests, *, dry_run: bool) -> 
     failed = EXIT_OK
     for item in read.workloads:
         label = _workload_label(item.doc)
-        if dry_run:
-            print(f"{label} would be submitted (dry run: not sent)")
-            continue
         try:
-            client.post("/api/v1/workloads", item.doc)  # type: ignore[arg-type]
+            client.request("POST", "/api/v1/workloads", params=params,
+                           json=item.doc)  # type: ignore[arg-type]  # fmt: skip
         except ApiError as exc:
             if exc.status == 0:
                 raise
@@ -59,7 +60,7 @@ def _apply(client: BerthClient, read: manifests.Manifests, *, dry_run: bool) -> 
                 print(f"error: {item.where()}: {label}: {line}", file=sys.stderr)
             failed = EXIT_INVALID if exc.status in (400, 404, 409, 422) else EXIT_FAILED
             continue
-        print(f"{label} created")
+        print(f"{label} created" + (" (dry run)" if dry_run else ""))
     return failed
 
 

@@ -53,3 +53,14 @@ def test_deleting_a_workload_finishes_it(api: httpx.Client) -> None:
     assert deleted.status_code == 200, deleted.text
     assert api.get("/api/v1/workloads/team-a/train").json()["state"] == "Finished"
     assert api.delete("/api/v1/workloads/team-a/ghost").status_code == 404
+
+
+def test_a_dry_run_submit_checks_and_answers_but_writes_nothing(api: httpx.Client) -> None:
+    assert api.post("/api/v1/apply", content=pool(("team-a", 4))).status_code == 200
+    tried = api.post("/api/v1/workloads?dryRun=All", json=job("train", 2))
+    assert tried.status_code == 201, tried.text
+    assert (tried.json()["name"], tried.json()["state"]) == ("train", "Pending")
+    assert api.get("/api/v1/workloads/team-a/train").status_code == 404
+    assert api.post("/api/v1/workloads", json=job("train", 2)).status_code == 201
+    twice = api.post("/api/v1/workloads", params={"dryRun": "All"}, json=job("train", 2))
+    assert twice.status_code == 409, "a dry run skipped the check an unfinished namesake fails"

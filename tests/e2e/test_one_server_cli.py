@@ -73,6 +73,14 @@ def test_dry_run_prints_a_diff_and_changes_nothing(server: str) -> None:
     assert shown["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] == "4"
 
 
+def test_dry_run_of_a_job_is_checked_by_the_server_and_not_submitted(server: str) -> None:
+    manifest = pool(("team-a", 4)) + "---\n" + yaml.safe_dump(job("train", 2))
+    out = ok(berth(server, "apply", "--dry-run", "-f", "-", stdin=manifest))
+    assert out.splitlines()[-1] == "job/team-a/train created (dry run)"
+    assert ok(berth(server, "get", "cq")) == "No ClusterQueue objects.\n"
+    assert "No workloads found." in ok(berth(server, "get", "wl"))
+
+
 def test_get_shows_kueues_columns_status_and_implicit_cohorts(server: str) -> None:
     ok(berth(server, "apply", "-f", "-", stdin=pool(("team-a", 4), ("team-b", 2))))
     ok(berth(server, "submit", "-f", "-", stdin=yaml.safe_dump(job("runs", 4))))
