@@ -175,3 +175,25 @@ def test_no_server_is_one_line_saying_how_to_start_one(args: list[str]) -> None:
     [line] = done.stderr.splitlines()
     assert line.startswith("error: no Berth answers at http://127.0.0.1:9")
     assert "berth serve --demo" in line
+
+
+def test_every_command_reads_the_server_it_is_pointed_at(
+    server: str, pg_server: Any, migrated_template: str
+) -> None:
+    """Two users' servers on one machine: each command sees the one it is pointed at (the
+    issue: `berth top` showed another server's queues while `apply` wrote elsewhere)."""
+    other_url = pg_server.create(template=migrated_template)
+    try:
+        with serve(other_url) as other:
+            ok(berth(server, "apply", "-f", "-", stdin=pool(("mine", 4))))
+            ok(berth(str(other.base_url), "apply", "-f", "-", stdin=pool(("theirs", 2))))
+            for where, name in ((server, "mine"), (str(other.base_url), "theirs")):
+                names = {line.split()[0] for line in ok(berth(where, "top")).splitlines()[1:]}
+                assert names == {name}
+                listed = ok(berth(where, "get", "cq")).splitlines()
+                assert [line.split()[0] for line in listed[1:]] == [name]
+            # --server wins over BERTH_SERVER.
+            flagged = ok(berth(server, "get", "cq", "--server", str(other.base_url)))
+            assert flagged.splitlines()[1].split()[0] == "theirs"
+    finally:
+        pg_server.drop(other_url)
