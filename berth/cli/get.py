@@ -34,6 +34,7 @@ HEADERS = {
     "Node": ("NAME", "HEALTH", "SCHEDULABLE", "ALLOCATABLE"),
 }
 WIDE = {"ClusterQueue": ("BORROWED", "LENT")}
+WITH_STATUS = ("ClusterQueue", "Cohort", "LocalQueue")  # the kinds get adds a live status to
 
 
 def get(args: argparse.Namespace) -> int:
@@ -112,8 +113,10 @@ def _cells(kind: str, manifest: Manifest, *, wide: bool) -> list[str]:
 
 
 def _model(manifest: Manifest) -> object:
-    """The core value of a manifest the API gave (its status left out)."""
-    spec = {k: v for k, v in manifest.items() if k != "status"}
+    """The core value of a manifest the API gave (without the live status added here; a
+    Node's own status, its capacity, stays)."""
+    added = manifest.get("kind") in WITH_STATUS
+    spec = {k: v for k, v in manifest.items() if not (added and k == "status")}
     return parse_objects([("server", 0, spec)])[0].obj
 
 

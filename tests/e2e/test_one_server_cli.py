@@ -197,3 +197,33 @@ def test_every_command_reads_the_server_it_is_pointed_at(
             assert flagged.splitlines()[1].split()[0] == "theirs"
     finally:
         pg_server.drop(other_url)
+
+
+OTHER_KINDS = """\
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-1}
+status: {capacity: {nvidia.com/gpu: '8'}, allocatable: {nvidia.com/gpu: '7'}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a, labels: {tier: gold}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 1000
+"""
+
+
+@pytest.mark.parametrize(
+    ("kind", "row"),
+    [
+        pytest.param("nodes", ["gpu-1", "Healthy", "yes", "nvidia.com/gpu=7"], id="a Node's own status stays"),
+        pytest.param("ns", ["team-a", "tier=gold"], id="Namespace"),
+        pytest.param("priorityclasses", ["high", "1000"], id="WorkloadPriorityClass"),
+    ],
+)
+def test_get_lists_every_other_kind(server: str, kind: str, row: list[str]) -> None:
+    ok(berth(server, "apply", "-f", "-", stdin=OTHER_KINDS))
+    assert ok(berth(server, "get", kind)).splitlines()[1].split() == row
