@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -201,6 +202,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INVALID if exc.status in (400, 404, 409, 422) else 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`berth get ... | head`): stop quietly, as kubectl does;
+        # point stdout at nothing so that the interpreter's final flush does not complain.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 def _dispatch(args: argparse.Namespace) -> int:
