@@ -20,6 +20,7 @@ from api.routers import (
     apply,
     audit,
     dashboard,
+    deletes,
     health,
     leader,
     nodes,
@@ -87,6 +88,7 @@ def create_app(context: AppContext, *, simulation: SimulationLimits | None = Non
     app.include_router(simulate.router, dependencies=admin, responses=admin_errors)
     app.include_router(dashboard.router)
     app.include_router(nodes.actions, dependencies=admin, responses=admin_errors)
+    app.include_router(deletes.router, dependencies=admin, responses=admin_errors)
     app.include_router(audit.router, dependencies=admin_read, responses=admin_errors)
     app.include_router(nodes.reads, dependencies=read, responses=read_errors)
     app.include_router(workloads.router, dependencies=read, responses=read_errors)

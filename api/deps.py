@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar, cast
 
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from api.auth import Grant
 
 SessionScope = Callable[[], AbstractContextManager[Session]]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,3 +84,30 @@ LedgerDep = Annotated[Ledger, Depends(ledger)]
 RawBody = Annotated[bytes, Depends(raw_body)]
 ContextDep = Annotated[AppContext, Depends(context)]
 QuotaObjectsDep = Annotated[QuotaObjectCache, Depends(quota_objects)]
+
+
+def written(ctx: AppContext, work: Callable[[Session], T], *, dry_run: bool = False) -> T:
+    """``work`` in one transaction, committed; with ``dry_run`` the same work, rolled back
+    (Kubernetes' ``dryRun=All``: every check and comparison runs, nothing stays)."""
+    try:
+        with ctx.session_scope() as session:
+            result = work(session)
+            if dry_run:
+                raise _RolledBack(result)
+            return result
+    except _RolledBack as undone:
+        return cast(T, undone.result)
+
+
+class _RolledBack(Exception):
+    """Leaves a dry run's transaction by the error path, so that nothing is committed."""
+
+    def __init__(self, result: object) -> None:
+        super().__init__("dry run")
+        self.result = result
+
+
+def actor(request: Request) -> str:
+    """Who a write is audited as: ``api:<client address>``."""
+    client = request.client.host if request.client else "unknown"
+    return f"api:{client}"

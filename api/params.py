@@ -10,9 +10,9 @@ answered 404 like any unknown name. Times are RFC 3339 ``date-time`` strings, pa
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from fastapi import Path
+from fastapi import Path, Query
 from pydantic import BeforeValidator, WithJsonSchema
 
 from quota.core.times import EXAMPLE, parse_rfc3339
@@ -40,4 +40,12 @@ Rfc3339 = Annotated[
     datetime,
     BeforeValidator(_strict_time),
     WithJsonSchema({"type": "string", "format": "date-time", "examples": [EXAMPLE]}),
+]
+
+DryRun = Annotated[
+    Literal["All"] | None,
+    Query(
+        alias="dryRun",
+        description="All: check and compare everything, write nothing (as Kubernetes' dryRun)",
+    ),
 ]

@@ -130,7 +130,7 @@ class FairSharingSettings:
 
 @dataclass(frozen=True, slots=True)
 class ClientSettings:
-    """Where the CLI's REST commands (why, top, node, get workloads) find Berth."""
+    """Where every CLI command that reads or changes objects or workloads finds Berth."""
 
     server: str = "http://127.0.0.1:8000"
     token: str | None = None
@@ -359,9 +359,9 @@ SETTINGS: tuple[Setting, ...] = (
       "what the cohort lends (see below)",
       "--fair-sharing"),
     S("BERTH_SERVER", "client.server", "client.server", _server,
-      "the Berth API the REST commands talk to", "--server"),
+      "the Berth API every object and workload command talks to", "--server"),
     S("BERTH_TOKEN", "client.token", "client.token", _text,
-      "the bearer token the REST commands send"),
+      "the bearer token those commands send"),
 )  # fmt: skip
 BY_KEY = {s.key: s for s in SETTINGS if s.key is not None}
 

@@ -3,7 +3,8 @@
 - ``health``: ``/healthz``, ``/readyz``; ``leader``: who runs the admission loop, or why not.
 - ``workloads``, ``workload_actions``: workload reads; submit, finish, checkpoint reports.
 - ``status``, ``objects``: ClusterQueue and cohort status, usage, borrowing; every kind.
-- ``apply``, ``simulate``, ``nodes``: apply manifests; what-if runs; node repair.
+- ``apply``, ``deletes``, ``simulate``, ``nodes``: apply manifests (or dry-run them);
+  delete objects; what-if runs; node repair.
 - ``audit``: who changed what and when (admin tokens only).
 - ``dashboard``, ``dashboard_data``: the admin page and its pool and trend data.
 - ``webhook``: the mutating webhook (served only on its HTTPS listener).

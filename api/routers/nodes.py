@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from api import tenancy
 from api.auth import Caller, Grant
-from api.deps import ContextDep, LedgerDep
+from api.deps import ContextDep, LedgerDep, actor
 from api.guards import BoundedJsonRoute
 from api.params import ObjectName
 from api.schemas.base import Schema
@@ -119,7 +119,7 @@ def set_health(
     target = _state(body.state, "state")
     expected = None if body.expected_state is None else _state(body.expected_state, "expectedState")
     with ctx.session_scope() as session:
-        done = _move(session, name, target, expected, body.why, _actor(request))
+        done = _move(session, name, target, expected, body.why, actor(request))
     return _transition(done)
 
 
@@ -188,8 +188,3 @@ def _transition(t: HealthTransition, caller: Grant | None = None) -> Transition:
             "at": t.at,
         }
     )
-
-
-def _actor(request: Request) -> str:
-    client = request.client.host if request.client else "unknown"
-    return f"api:{client}"

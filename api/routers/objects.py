@@ -88,7 +88,7 @@ def list_objects(
     ledger: LedgerDep, caller: Caller,
 ) -> JSONResponse:  # fmt: skip
     """Every object of a kind (resourceflavors, clusterqueues, cohorts, localqueues, …)."""
-    return JSONResponse(_list(_kind(plural), ledger, caller))
+    return JSONResponse(_list(kind_by_plural(plural), ledger, caller))
 
 
 @router.get(
@@ -100,7 +100,7 @@ def get_object(
     name: ObjectName, ledger: LedgerDep, caller: Caller,
 ) -> JSONResponse:  # fmt: skip
     """One object of a cluster-scoped kind."""
-    kind = _kind(plural)
+    kind = kind_by_plural(plural)
     if kind.namespaced:
         raise NotFound(
             f"{kind.name} is namespaced: use /api/v1/{kind.plural}/{{namespace}}/{{name}}"
@@ -108,7 +108,7 @@ def get_object(
     return JSONResponse(_one(kind, ledger, caller, name))
 
 
-def _kind(plural: str) -> Kind:
+def kind_by_plural(plural: str) -> Kind:
     for kind in KINDS:
         if kind.plural == plural:
             return kind

@@ -1,5 +1,6 @@
 """Live status: ``GET /api/v1/clusterqueues/{name}`` (manifest plus status),
-``/api/v1/status/clusterqueues`` (every queue's status, paged), ``/api/v1/cohorts/{name}``
+``/api/v1/status/clusterqueues`` (every queue's status, paged),
+``/api/v1/status/localqueues`` (Kueue's LocalQueue counts), ``/api/v1/cohorts/{name}``
 (the subtree summed), ``/api/v1/usage`` (metered resource-seconds, waste, fault time and
 cost over a window) and ``/api/v1/borrowing`` (who owes whom)."""
 
@@ -26,18 +27,22 @@ from api.schemas.status import (
     CohortOut,
     DebtItem,
     FlavorStatus,
+    LocalQueueStatusItem,
+    LocalQueueStatusList,
+    LocalQueueStatusOut,
     QueueStatusOut,
     ResourceStatus,
     UsageItem,
     UsageReport,
 )
 from quota.core.errors import InvalidInput, NotFound, Problem
-from quota.core.model import ResourceFlavor
+from quota.core.model import LocalQueue, ResourceFlavor
 from quota.core.quantity import format_quantity
 from quota.ledger.reads import borrowing as borrowed
 from quota.ledger.reads import queue_cache as cached
 from quota.ledger.reads import queues
 from quota.ledger.reads import usage as metering
+from quota.ledger.reads.status import local_queue_counts
 from quota.manifests.documents import to_manifest
 
 router = APIRouter(prefix="/api/v1", tags=["status"])
@@ -101,6 +106,30 @@ def list_queue_statuses(
         ],
         next_cursor=encode_cursor(names[limit - 1]) if len(names) > limit else None,
     )
+
+
+@router.get("/status/localqueues")
+def list_local_queue_statuses(ledger: LedgerDep, caller: Caller) -> LocalQueueStatusList:
+    """Every LocalQueue the caller may see, in namespace and name order, with Kueue's
+    status counts: pending workloads, and admitted ones (holding quota)."""
+    counts = local_queue_counts(ledger.session)
+    items = []
+    for queue in ledger.list("LocalQueue"):
+        if not isinstance(queue, LocalQueue) or not tenancy.may_see(caller, queue.namespace):
+            continue
+        found = counts.get((queue.namespace, queue.name))
+        items.append(
+            LocalQueueStatusItem(
+                namespace=queue.namespace,
+                name=queue.name,
+                cluster_queue=queue.cluster_queue,
+                status=LocalQueueStatusOut(
+                    pending_workloads=found.pending if found else 0,
+                    admitted_workloads=found.admitted if found else 0,
+                ),
+            )
+        )
+    return LocalQueueStatusList(items=items)
 
 
 @router.get("/cohorts/{name}", responses=error_responses(404))

@@ -1,5 +1,6 @@
 """Workload writes: ``POST /api/v1/workloads`` (submit, standalone mode),
-``…/{namespace}/{name}/finish`` and ``…/{namespace}/{name}/checkpointed``."""
+``…/{namespace}/{name}/finish``, ``DELETE …/{namespace}/{name}`` and
+``…/{namespace}/{name}/checkpointed``."""
 
 from __future__ import annotations
 
@@ -11,12 +12,13 @@ from fastapi.responses import JSONResponse
 from pydantic import ConfigDict, Field
 
 from admission.intake.workloads import finish_workload, submit_workload
-from api.deps import ContextDep, RawBody
-from api.params import NamespaceName, ObjectName, Rfc3339
+from api.deps import ContextDep, RawBody, actor, written
+from api.params import DryRun, NamespaceName, ObjectName, Rfc3339
 from api.schemas.base import Schema
 from api.schemas.errors import error_responses
 from api.schemas.manifests import WorkloadOut, manifest_body
 from quota.core.errors import InvalidInput, Problem
+from quota.core.metering import IntervalEnd
 from quota.core.quantity import format_resources
 from quota.core.times import parse_rfc3339
 from quota.core.workload import Workload
@@ -55,17 +57,21 @@ class CheckpointBody(Schema):
         409, 413, notes={409: "Conflict: an unfinished workload has that namespace/name"}
     ),
 )
-def submit(body: RawBody, request: Request, ctx: ContextDep) -> JSONResponse:
-    """Submit a batch/v1 Job or Kueue Workload manifest (YAML or JSON) as a pending workload.
+def submit(
+    body: RawBody, request: Request, ctx: ContextDep, dry_run: DryRun = None
+) -> JSONResponse:
+    """Submit a batch/v1 Job or Kueue Workload manifest (YAML or JSON) as a pending workload
+    (``?dryRun=All``: every check, the answer it would give, nothing written).
 
     Beyond the schema, a 422 names what only the whole manifest shows: a pod set name
     given twice, minCount over count, the job-min-parallelism and checkpoint annotations,
     a quantity out of range, annotations over 256 KiB in total."""
     doc = _document(body.decode("utf-8", errors="replace"))
-    with ctx.session_scope() as session:
-        workload = submit_workload(
-            Ledger(session), doc, now=datetime.now(UTC), actor=_actor(request)
-        )
+    by, now = actor(request), datetime.now(UTC)
+    workload = written(
+        ctx, lambda session: submit_workload(Ledger(session), doc, now=now, actor=by),
+        dry_run=dry_run is not None,
+    )  # fmt: skip
     return JSONResponse(workload_json(workload), status_code=201)
 
 
@@ -79,8 +85,25 @@ def finish(namespace: NamespaceName, name: ObjectName, request: Request,
     """Mark a workload finished: the quota it held is released."""
     with ctx.session_scope() as session:
         workload = finish_workload(
-            Ledger(session), namespace, name, now=datetime.now(UTC), actor=_actor(request)
+            Ledger(session), namespace, name, now=datetime.now(UTC), actor=actor(request)
         )
+    return JSONResponse(workload_json(workload))
+
+
+@router.delete(
+    "/workloads/{namespace}/{name}",
+    response_model=WorkloadOut,
+    responses=error_responses(404),
+)
+def delete(namespace: NamespaceName, name: ObjectName, request: Request,
+           ctx: ContextDep) -> JSONResponse:  # fmt: skip
+    """Delete a workload as deleting its Job does: it is finished (its usage ends as
+    ``Deleted``) and the quota it held is released; its history stays readable."""
+    with ctx.session_scope() as session:
+        workload = finish_workload(
+            Ledger(session), namespace, name, now=datetime.now(UTC), actor=actor(request),
+            end=IntervalEnd.DELETED,
+        )  # fmt: skip
     return JSONResponse(workload_json(workload))
 
 
@@ -112,7 +135,7 @@ def checkpointed(
     with ctx.session_scope() as session:
         workload, _ = record_checkpoint(
             session, namespace, name, at=at, location=location, now=now,
-            actor=_actor(request),
+            actor=actor(request),
         )
     return JSONResponse(workload_json(workload))
 
@@ -195,8 +218,3 @@ def _document(body: str) -> object:
             ]
         )
     return docs[0]
-
-
-def _actor(request: Request) -> str:
-    client = request.client.host if request.client else "unknown"
-    return f"api:{client}"

@@ -281,9 +281,16 @@ class ChangeOut(Schema):
     kind: str
     name: str = Field(description="name, or namespace/name for a LocalQueue")
     action: str = Field(description="created | configured | unchanged")
+    before: dict[str, Any] | None = Field(
+        None, description="dry runs only: the object as stored, null when it does not exist"
+    )
+    after: dict[str, Any] | None = Field(
+        None, description="dry runs only: the object as this apply would store it"
+    )
 
 
 class ApplyResultOut(Schema):
+    dry_run: bool = Field(False, description="true: nothing was written (?dryRun=All)")
     changes: list[ChangeOut]
     warnings: list[ProblemOut] = Field(
         description="references to objects that do not exist yet (allowed, as in Kueue)"

@@ -34,6 +34,24 @@ class QueueStatusOut(Schema):
     pending_by_reason: dict[str, int] = Field(description="primary reason code → count")
 
 
+class LocalQueueStatusOut(Schema):
+    """Kueue's LocalQueue status counts."""
+
+    pending_workloads: int
+    admitted_workloads: int = Field(description="holding quota: Admitted or Evicting")
+
+
+class LocalQueueStatusItem(Schema):
+    namespace: str
+    name: str
+    cluster_queue: str
+    status: LocalQueueStatusOut
+
+
+class LocalQueueStatusList(Schema):
+    items: list[LocalQueueStatusItem]
+
+
 class ClusterQueueOut(Schema):
     """The stored manifest plus live status."""
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from berth.cli.client import BerthClient, guarded
+from berth.cli.client import BerthClient, add_server_flag, guarded
 from berth.cli.tables import columns
 from quota.core.checkpoints import format_time
 
@@ -42,11 +42,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         help=f"show at most N entries, the newest (default {DEFAULT_SHOWN})",
     )
     audit.add_argument("-o", "--output", choices=["table", "json"], default="table")
-    audit.add_argument(
-        "--server",
-        help="Berth API URL (default $BERTH_SERVER or http://127.0.0.1:8000); an admin "
-        "token from $BERTH_TOKEN",
-    )
+    add_server_flag(audit)
     return audit
 
 

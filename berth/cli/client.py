@@ -1,30 +1,54 @@
-"""The REST client the CLI's REST commands use, pointed where the settings say
-(``client``: ``--server`` or ``BERTH_SERVER``, the token from ``BERTH_TOKEN``)."""
+"""The REST client every command that reads or changes objects or workloads uses, pointed
+where the settings say (kubectl's rule: ``--server``, else ``BERTH_SERVER``, else the
+settings file's ``client.server``, else ``http://127.0.0.1:8000``; the token from
+``BERTH_TOKEN``). No command opens the ledger itself, so every one sees the same Berth."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import httpx
+
+from quota.core.errors import Problem
 
 if TYPE_CHECKING:
     from berth.settings import ClientSettings
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
 _INVALID = (400, 404, 409, 422)  # the request was wrong, not the server
+START_ONE = (
+    "start one with `berth serve --demo` (or `berth serve`), or name another with "
+    "--server URL or BERTH_SERVER"
+)
 
 
 class ApiError(Exception):
     """The server answered with an error, or could not be reached (``status`` 0)."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(
+        self, status: int, code: str, message: str, problems: Sequence[str] = ()
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.problems = tuple(problems)  # InvalidInput: every problem, one line each
+
+    def lines(self) -> list[str]:
+        """What to print: every problem when the server listed them, else the message."""
+        return list(self.problems) or [self.message]
+
+
+def add_server_flag(parser: argparse.ArgumentParser) -> None:
+    """``--server URL``: the Berth API this command talks to."""
+    parser.add_argument(
+        "--server",
+        help="Berth API URL (default $BERTH_SERVER, else http://127.0.0.1:8000); "
+        "token from $BERTH_TOKEN",
+    )
 
 
 def connect(args: argparse.Namespace) -> BerthClient:
@@ -60,25 +84,35 @@ class BerthClient:
     def __exit__(self, *_: object) -> None:
         self.close()
 
-    def get(self, path: str, params: Mapping[str, str | int] | None = None) -> Any:
-        """The JSON body of ``GET path``; ``ApiError`` on an error answer."""
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str | int] | None = None,
+        json: Mapping[str, Any] | None = None,
+        content: str | None = None,
+    ) -> Any:
+        """The JSON body of the answer; ``ApiError`` on an error answer or no answer."""
         try:
-            response = self._http.get(path, params=dict(params or {}))
+            response = self._http.request(
+                method, path, params=dict(params or {}), json=json, content=content
+            )
         except httpx.HTTPError as exc:
-            raise ApiError(0, "Unreachable", f"cannot reach Berth at {self.server}: {exc}") from exc
+            raise ApiError(
+                0, "Unreachable", f"no Berth answers at {self.server} ({exc}); {START_ONE}"
+            ) from exc
         if response.status_code >= 400:
             raise _error(response)
         return response.json()
 
+    def get(self, path: str, params: Mapping[str, str | int] | None = None) -> Any:
+        """The JSON body of ``GET path``; ``ApiError`` on an error answer."""
+        return self.request("GET", path, params=params)
+
     def post(self, path: str, body: Mapping[str, Any]) -> Any:
         """The JSON body of ``POST path`` with a JSON ``body``; ``ApiError`` on an error."""
-        try:
-            response = self._http.post(path, json=dict(body))
-        except httpx.HTTPError as exc:
-            raise ApiError(0, "Unreachable", f"cannot reach Berth at {self.server}: {exc}") from exc
-        if response.status_code >= 400:
-            raise _error(response)
-        return response.json()
+        return self.request("POST", path, json=body)
 
     def pages(self, path: str, params: Mapping[str, str | int] | None = None) -> Iterator[Any]:
         """Every item of a paginated list, following ``nextCursor``."""
@@ -97,21 +131,36 @@ class BerthClient:
         return self.get(f"/api/v1/workloads/{namespace}/{name}/history")
 
 
-def guarded(args: argparse.Namespace, action: Callable[[BerthClient], object]) -> int:
+def guarded(
+    args: argparse.Namespace, action: Callable[[BerthClient], object], *, coded: bool = False
+) -> int:
     """Run ``action`` with a client for the server the settings name; an error answer is
-    printed on stderr and becomes the exit code (``EXIT_INVALID`` for a wrong request)."""
+    printed on stderr and becomes the exit code (``EXIT_INVALID`` for a wrong request).
+    ``coded``: ``action`` returns the exit code itself (when some of its parts failed)."""
     try:
         with connect(args) as client:
-            action(client)
+            outcome = action(client)
     except ApiError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
+        for line in exc.lines():
+            print(f"error: {line}", file=sys.stderr)
         return EXIT_INVALID if exc.status in _INVALID else EXIT_FAILED
-    return EXIT_OK
+    return outcome if coded and isinstance(outcome, int) else EXIT_OK
 
 
 def _error(response: httpx.Response) -> ApiError:
     try:
         error = response.json()["error"]
-        return ApiError(response.status_code, str(error["code"]), str(error["message"]))
-    except (ValueError, KeyError, TypeError):
+        problems = [_problem(p) for p in error.get("problems") or ()]
+        return ApiError(response.status_code, str(error["code"]), str(error["message"]), problems)
+    except (ValueError, KeyError, TypeError, AttributeError):
         return ApiError(response.status_code, "HTTPError", response.text[:200] or "no body")
+
+
+def _problem(problem: Mapping[str, Any]) -> str:
+    return str(
+        Problem(
+            str(problem["message"]), source=problem.get("source") or "",
+            document=problem.get("document"), obj=problem.get("object") or "",
+            field=problem.get("field") or "",
+        )
+    )  # fmt: skip

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 from berth.bench.arguments import add_arguments as bench_arguments
 from berth.cli import audit as audit_cli
 from berth.cli import node as node_cli
+from berth.cli.client import add_server_flag
 from quota.core.errors import BerthError
 
 EXIT_INVALID = 2
@@ -37,6 +40,25 @@ def _database_flags(parser: argparse.ArgumentParser) -> None:
         "--home",
         help="where the embedded PostgreSQL keeps its data (default: $BERTH_HOME, else "
         "~/.local/share/berth, or /var/lib/berth when run as root)",
+    )
+
+
+def _rest(commands: Any, name: str, help: str) -> argparse.ArgumentParser:
+    """A command over the REST API: ``--server`` and ``--config``."""
+    parser: argparse.ArgumentParser = commands.add_parser(name, help=help)
+    add_server_flag(parser)
+    config_flag(parser)
+    return parser
+
+
+def _files(parser: argparse.ArgumentParser, *, required: bool) -> None:
+    parser.add_argument(
+        "-f",
+        "--filename",
+        action="append",
+        required=required,
+        metavar="FILE|DIR|-",
+        help="YAML/JSON manifests (repeatable); a folder takes its *.yaml, *.yml, *.json",
     )
 
 
@@ -113,49 +135,43 @@ def build_parser() -> argparse.ArgumentParser:
     db_commands.add_parser("current", help="print the current revision")
     db_commands.add_parser("history", help="list revisions")
 
-    apply = commands.add_parser("apply", help="create or replace objects from manifests")
-    _database_flags(apply)
+    # Every command below that reads or changes objects or workloads talks to one server
+    # (kubectl's rule, berth.cli.client): --server, else $BERTH_SERVER, else the default.
+    apply = _rest(commands, "apply", "create or replace objects, submit Jobs, from manifests")
+    _files(apply, required=True)
     apply.add_argument(
-        "-f",
-        "--filename",
-        action="append",
-        required=True,
-        metavar="FILE|DIR|-",
-        help="YAML/JSON manifests (repeatable); a folder takes its *.yaml, *.yml, *.json",
+        "--dry-run",
+        action="store_true",
+        help="show what would change, as a diff, and change nothing",
     )
 
-    get = commands.add_parser("get", help="list objects of a kind, or show one")
-    _database_flags(get)
+    get = _rest(commands, "get", "list objects or workloads of a kind, or show one")
     get.add_argument(
-        "kind", help="e.g. clusterqueues, resourceflavors, localqueues, cohorts, nodes"
+        "kind",
+        help="clusterqueues, localqueues, cohorts, resourceflavors, priorityclasses, "
+        "namespaces, topologies, nodes, workloads (singulars and cq, lq, rf, wl too)",
     )
-    get.add_argument("name", nargs="?")
-    get.add_argument("-n", "--namespace", help="namespace (LocalQueues)")
-    get.add_argument("-o", "--output", choices=["table", "yaml", "json", "wide"], default="table")
+    get.add_argument("name", nargs="?", help="one by name (workloads: NAME or NAMESPACE/NAME)")
+    get.add_argument("-n", "--namespace", help="namespace (LocalQueues, workloads)")
+    get.add_argument("-o", "--output", choices=["table", "wide", "yaml", "json"], default="table")
     get.add_argument("--pending", action="store_true", help="workloads: pending only")
     get.add_argument("--cluster-queue", help="workloads: one ClusterQueue")
-    get.add_argument("--server", help="workloads: Berth API URL (default $BERTH_SERVER)")
 
-    delete = commands.add_parser("delete", help="delete objects by kind and name, or by manifest")
-    _database_flags(delete)
-    delete.add_argument("kind", nargs="?")
-    delete.add_argument("name", nargs="?")
+    delete = _rest(commands, "delete", "delete objects or workloads by kind and name, or -f")
+    delete.add_argument("kind", nargs="?", help="a kind, as berth get takes it (workload too)")
+    delete.add_argument("name", nargs="?", help="workloads: NAME with -n, or NAMESPACE/NAME")
     delete.add_argument("-n", "--namespace")
-    delete.add_argument("-f", "--filename", action="append", metavar="FILE|DIR|-")
+    _files(delete, required=False)
 
-    why = commands.add_parser(
-        "why", help="why a workload waits, what would help, when it may start"
-    )
+    submit = _rest(commands, "submit", "submit Jobs or Kueue Workloads as pending workloads")
+    _files(submit, required=True)
+    finish = _rest(commands, "finish", "mark a workload finished, releasing its quota")
+    finish.add_argument("workload", metavar="NAMESPACE/NAME")
+    finish.add_argument("-n", "--namespace", help="the namespace, when only NAME is given")
+
+    why = _rest(commands, "why", "why a workload waits, what would help, when it may start")
     why.add_argument("workload", metavar="NAMESPACE/NAME")
-    why.add_argument(
-        "--server",
-        help="Berth API URL (default $BERTH_SERVER or http://127.0.0.1:8000); "
-        "token from $BERTH_TOKEN",
-    )
-    config_flag(why)
-    top = commands.add_parser("top", help="ClusterQueue quota usage bars")
-    top.add_argument("--server", help="Berth API URL (default $BERTH_SERVER)")
-    config_flag(top)
+    _rest(commands, "top", "ClusterQueue quota usage bars")
 
     config_flag(node_cli.add_parser(commands))
     config_flag(audit_cli.add_parser(commands))
@@ -191,6 +207,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INVALID if exc.status in (400, 404, 409, 422) else 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`berth get ... | head`): stop quietly, as kubectl does;
+        # point stdout at nothing so that the interpreter's final flush does not complain.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -202,18 +223,24 @@ def _dispatch(args: argparse.Namespace) -> int:
         from berth.cli import db as db_cli
 
         return db_cli.run(args)
-    if args.command in ("why", "top") or (args.command == "get" and args.kind == "workloads"):
+    if args.command in ("why", "top"):
         from berth.cli import why as why_cli
 
-        if args.command == "why":
-            return why_cli.why(args)
-        if args.command == "top":
-            return why_cli.top(args)
-        return why_cli.get_workloads(args)
-    if args.command in ("apply", "get", "delete"):
+        return why_cli.why(args) if args.command == "why" else why_cli.top(args)
+    if args.command == "get":
+        from berth.cli import get as get_cli
+
+        return get_cli.get(args)
+    if args.command in ("apply", "delete"):
         from berth.cli import objects as objects_cli
 
-        return objects_cli.run(args)
+        return objects_cli.apply(args) if args.command == "apply" else objects_cli.delete(args)
+    if args.command in ("submit", "finish"):
+        from berth.cli import workloads as workloads_cli
+
+        if args.command == "submit":
+            return workloads_cli.submit(args)
+        return workloads_cli.finish(args)
     if args.command == "node":
         return node_cli.run(args)
     if args.command == "audit":

@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from berth.cli.client import BerthClient, guarded
+from berth.cli.client import BerthClient, add_server_flag, guarded
 
 # Verb -> the health state it moves the node to.
 MOVES = {
@@ -25,7 +25,7 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     node.add_argument("action", choices=[*MOVES, "history"])
     node.add_argument("name", metavar="NODE")
     node.add_argument("--why", default="", help="why (kept in the node's history)")
-    node.add_argument("--server", help="Berth API URL (default $BERTH_SERVER)")
+    add_server_flag(node)
     parser: argparse.ArgumentParser = node
     return parser
 

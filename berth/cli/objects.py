@@ -1,144 +1,145 @@
-"""``berth apply``, ``berth get`` and ``berth delete`` straight against the ledger."""
+"""``berth apply`` and ``berth delete`` over the REST API (``berth.cli.client``).
+
+``apply -f`` sends the quota objects in one ``POST /api/v1/apply`` (all or nothing) and
+then submits each Job or Workload it read (``POST /api/v1/workloads``), as kubectl users
+expect of ``apply``; each line says what happened in kubectl's words (``clusterqueue/x
+created``, ``configured``, ``unchanged``). ``--dry-run`` asks the server what would change
+(``?dryRun=All``: the same apply, rolled back) and prints it as a diff; it writes nothing.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
+import difflib
 import sys
-from collections.abc import Iterator
-from pathlib import Path
 
 import yaml
 
-from berth import settings
-from berth.cli.tables import render_table
-from berth.database import Database
-from quota.core.errors import InvalidInput, NotFound, Problem
-from quota.core.kinds import resolve_kind
-from quota.ledger.apply import Change, apply_objects
-from quota.ledger.repository import Ledger
-from quota.manifests.documents import parse_texts, to_manifest
-
-EXIT_INVALID = 2
-MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+from berth.cli import manifests
+from berth.cli.client import EXIT_FAILED, EXIT_INVALID, EXIT_OK, ApiError, BerthClient, guarded
+from berth.cli.kinds import WORKLOAD, resolve, workload_key
+from quota.core.errors import InvalidInput
+from quota.core.kinds import Kind
 
 
-def run(args: argparse.Namespace) -> int:
-    # Validate input before starting a database: bad input changes nothing and costs nothing.
-    objects = None
-    if args.command == "apply" or (args.command == "delete" and args.filename):
+def apply(args: argparse.Namespace) -> int:
+    # Read and check everything before the server is asked: bad input costs nothing.
+    try:
+        read = manifests.read(args.filename)
+        read.parsed_objects()
+    except InvalidInput as exc:
+        return _problems(exc)
+    if not read.objects and not read.workloads:
+        print("error: no objects passed to apply (the input holds no manifest)", file=sys.stderr)
+        return EXIT_INVALID
+    return guarded(args, lambda client: _apply(client, read, dry_run=args.dry_run), coded=True)
+
+
+def _apply(client: BerthClient, read: manifests.Manifests, *, dry_run: bool) -> int:
+    params = {"dryRun": "All"} if dry_run else {}
+    if read.objects:
+        result = client.request("POST", "/api/v1/apply", params=params,
+                                content=read.objects_body())  # fmt: skip
+        for change in result["changes"]:
+            print(f"{change['kind'].lower()}/{change['name']} {change['action']}"
+                  + (" (dry run)" if dry_run else ""))  # fmt: skip
+            if dry_run and change["action"] != "unchanged":
+                sys.stdout.write(diff(change))
+        for warning in result["warnings"]:
+            print(f"warning: {_problem_text(warning)}", file=sys.stderr)
+    failed = EXIT_OK
+    for item in read.workloads:
+        label = _workload_label(item.doc)
         try:
-            objects = parse_texts(list(read_sources(args.filename)))
+            client.request("POST", "/api/v1/workloads", params=params,
+                           json=item.doc)  # type: ignore[arg-type]  # fmt: skip
+        except ApiError as exc:
+            if exc.status == 0:
+                raise
+            for line in exc.lines():
+                print(f"error: {item.where()}: {label}: {line}", file=sys.stderr)
+            failed = EXIT_INVALID if exc.status in (400, 404, 409, 422) else EXIT_FAILED
+            continue
+        print(f"{label} created" + (" (dry run)" if dry_run else ""))
+    return failed
+
+
+def diff(change: dict[str, object]) -> str:
+    """What a dry run would change in one object, as a unified diff of its YAML."""
+    name = f"{str(change['kind']).lower()}/{change['name']}"
+    before = _yaml(change.get("before"))
+    after = _yaml(change.get("after"))
+    lines = difflib.unified_diff(
+        before, after, fromfile=f"{name} (stored)", tofile=f"{name} (applied)"
+    )
+    return "".join(lines)
+
+
+def delete(args: argparse.Namespace) -> int:
+    if args.filename:
+        try:
+            read = manifests.read(args.filename)
+            objects = read.parsed_objects()
         except InvalidInput as exc:
-            for problem in exc.problems:
-                print(f"error: {problem}", file=sys.stderr)
-            return EXIT_INVALID
-    elif args.command == "delete" and not (args.kind and args.name):
+            return _problems(exc)
+        targets = [(resolve(o.kind), str(getattr(o.obj, "name", "")),
+                    getattr(o.obj, "namespace", None)) for o in objects]  # fmt: skip
+        for item in read.workloads:
+            meta = item.doc.get("metadata") or {} if isinstance(item.doc, dict) else {}
+            targets.append((WORKLOAD, str(meta.get("name")), str(meta.get("namespace"))))
+    elif args.kind and args.name:
+        kind = resolve(args.kind)
+        if kind is WORKLOAD:
+            namespace, name = workload_key(args.name, args.namespace)
+        else:
+            namespace, name = args.namespace, args.name
+            if kind.namespaced and not namespace:
+                print(f"error: {kind.name} is namespaced: give -n NAMESPACE", file=sys.stderr)
+                return EXIT_INVALID
+        targets = [(kind, name, namespace if kind.namespaced else None)]
+    else:
         print("error: delete needs KIND NAME or -f FILE", file=sys.stderr)
         return EXIT_INVALID
-
-    database = Database(settings.load(vars(args)).database)
-    database.open()
-    try:
-        with database.session() as session:
-            ledger = Ledger(session)
-            if args.command == "apply":
-                assert objects is not None
-                result = apply_objects(ledger, objects, actor=_actor())
-                _print_changes(result.changes)
-                for warning in result.warnings:
-                    print(f"warning: {warning}", file=sys.stderr)
-                return 0
-            if args.command == "delete":
-                return _delete(ledger, args, objects)
-            return _get(ledger, args)
-    finally:
-        database.close()
+    return guarded(args, lambda client: _delete(client, targets), coded=True)
 
 
-def read_sources(names: list[str]) -> Iterator[tuple[str, str]]:
-    """(source, text) for every file named, every manifest in a folder, or stdin for ``-``."""
-    problems = []
-    for name in names:
-        if name == "-":
-            yield "-", sys.stdin.read()
-            continue
-        path = Path(name)
-        if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.suffix in MANIFEST_SUFFIXES)
-            if not files:
-                problems.append(Problem("folder holds no .yaml, .yml or .json files", source=name))
-            for file in files:
-                yield str(file), file.read_text(encoding="utf-8")
-        elif path.is_file():
-            yield name, path.read_text(encoding="utf-8")
-        else:
-            problems.append(Problem("no such file or folder", source=name))
-    if problems:
-        raise InvalidInput(problems)
-
-
-def _print_changes(changes: list[Change]) -> None:
-    for change in changes:
-        print(f"{change.kind.lower()}/{change.name} {change.action}")
-
-
-def _delete(ledger: Ledger, args: argparse.Namespace, objects: list | None) -> int:  # type: ignore[type-arg]
-    targets: list[tuple[str, str, str | None]] = []
-    if objects is not None:
-        for item in objects:
-            namespace = getattr(item.obj, "namespace", None)
-            targets.append((item.kind, str(getattr(item.obj, "name", "")), namespace))
-    else:
-        kind = resolve_kind(args.kind)
-        if kind.namespaced and not args.namespace:
-            print(f"error: {kind.name} is namespaced: give -n NAMESPACE", file=sys.stderr)
-            return EXIT_INVALID
-        targets.append((kind.name, args.name, args.namespace if kind.namespaced else None))
-    missing = 0
-    for kind_name, name, namespace in targets:
+def _delete(client: BerthClient, targets: list[tuple[Kind, str, str | None]]) -> int:
+    failed = EXIT_OK
+    for kind, name, namespace in targets:
         shown = f"{namespace}/{name}" if namespace else name
-        if ledger.delete(kind_name, name, namespace, actor=_actor()):
-            print(f"{kind_name.lower()}/{shown} deleted")
-        else:
-            print(f"error: {kind_name} {shown!r} not found", file=sys.stderr)
-            missing += 1
-    return 1 if missing else 0
+        path = f"/api/v1/{kind.plural}/{shown}"
+        try:
+            client.request("DELETE", path)
+        except ApiError as exc:
+            if exc.status == 0:
+                raise
+            print(f"error: {exc.message}", file=sys.stderr)
+            failed = EXIT_INVALID if exc.status in (400, 404, 409, 422) else EXIT_FAILED
+            continue
+        print(f"{kind.name.lower()}/{shown} deleted")
+    return failed
 
 
-def _get(ledger: Ledger, args: argparse.Namespace) -> int:
-    kind = resolve_kind(args.kind)
-    if args.name:
-        namespace = args.namespace if kind.namespaced else None
-        if kind.namespaced and not namespace:
-            print(f"error: {kind.name} is namespaced: give -n NAMESPACE", file=sys.stderr)
-            return EXIT_INVALID
-        obj = ledger.get(kind.name, args.name, namespace)
-        if obj is None:
-            shown = f"{namespace}/{args.name}" if namespace else args.name
-            raise NotFound(f"{kind.name} {shown!r} not found")
-        items = [obj]
-    else:
-        items = ledger.list(kind.name)
-        if kind.namespaced and args.namespace:
-            items = [i for i in items if getattr(i, "namespace", None) == args.namespace]
-    manifests = [to_manifest(item) for item in items]
-    if args.output == "json":
-        body = (
-            manifests[0] if args.name else {"apiVersion": "v1", "kind": "List", "items": manifests}
-        )
-        print(json.dumps(body, indent=2, sort_keys=False))
-    elif args.output == "yaml":
-        print(yaml.safe_dump_all(manifests, sort_keys=False), end="")
-    else:
-        print(render_table(kind.name, items))
-    return 0
+def _yaml(manifest: object) -> list[str]:
+    if manifest is None:
+        return []
+    return yaml.safe_dump(manifest, sort_keys=False).splitlines(keepends=True)
 
 
-def _actor() -> str:
-    import getpass
+def _workload_label(doc: object) -> str:
+    if not isinstance(doc, dict):
+        return "workload"
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    assert isinstance(meta, dict)
+    return f"{str(doc.get('kind')).lower()}/{meta.get('namespace')}/{meta.get('name')}"
 
-    try:
-        return f"cli:{getpass.getuser()}"
-    except (KeyError, OSError):
-        return "cli"
+
+def _problem_text(problem: dict[str, object]) -> str:
+    where = [str(problem.get(k)) for k in ("object", "field") if problem.get(k)]
+    return ": ".join([*where, str(problem["message"])])
+
+
+def _problems(exc: InvalidInput) -> int:
+    for problem in exc.problems:
+        print(f"error: {problem}", file=sys.stderr)
+    return EXIT_INVALID

@@ -1,5 +1,5 @@
-"""Plain-text tables: aligned columns under a header (``columns``), and the rows of
-``berth get`` (one row per object, columns per kind)."""
+"""Plain-text tables: aligned columns under a header (``columns``), and the cells of an
+object's row in ``berth get`` (``row``; the columns per kind are ``berth.cli.get``'s)."""
 
 from __future__ import annotations
 
@@ -16,17 +16,6 @@ from quota.core.model import (
     Topology,
 )
 from quota.core.quantity import format_resources
-
-HEADERS = {
-    "ResourceFlavor": ("NAME", "NODE LABELS", "TOPOLOGY"),
-    "ClusterQueue": ("NAME", "COHORT", "STRATEGY", "NOMINAL QUOTA"),
-    "Cohort": ("NAME", "PARENT", "NOMINAL QUOTA"),
-    "LocalQueue": ("NAMESPACE", "NAME", "CLUSTERQUEUE"),
-    "WorkloadPriorityClass": ("NAME", "VALUE"),
-    "Namespace": ("NAME", "LABELS"),
-    "Topology": ("NAME", "LEVELS"),
-    "Node": ("NAME", "HEALTH", "SCHEDULABLE", "ALLOCATABLE"),
-}
 
 
 def _pairs(values: Mapping[str, str]) -> str:
@@ -74,10 +63,3 @@ def columns(header: Sequence[str], rows: Sequence[Sequence[str]], *, gap: int = 
         for r in [header, *rows]
     ]
     return "\n".join(lines) + "\n"
-
-
-def render_table(kind: str, items: Sequence[object]) -> str:
-    """Aligned columns with a header row; says so when there is nothing to show."""
-    if not items:
-        return f"No {kind} objects."
-    return columns(HEADERS[kind], [row(item) for item in items], gap=3).removesuffix("\n")

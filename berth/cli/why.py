@@ -1,5 +1,5 @@
-"""``berth why NS/NAME``, ``berth get workloads [--pending] [-o wide]`` and ``berth top``:
-read commands over the REST API, printed for people."""
+"""``berth why NS/NAME`` and ``berth top``, read commands over the REST API printed for
+people, and the workload table ``berth get workloads`` prints."""
 
 from __future__ import annotations
 
@@ -42,24 +42,6 @@ def why(args: argparse.Namespace) -> int:
         args,
         lambda c: sys.stdout.write(
             explain(c.workload(namespace, name), c.history(namespace, name))
-        ),
-    )
-
-
-def get_workloads(args: argparse.Namespace) -> int:
-    """List workloads (pending ones with their reasons), one line each."""
-    params: dict[str, str | int] = {}
-    if getattr(args, "pending", False):
-        params["state"] = "Pending"
-    if getattr(args, "namespace", None):
-        params["namespace"] = args.namespace
-    if getattr(args, "cluster_queue", None):
-        params["clusterQueue"] = args.cluster_queue
-    wide = getattr(args, "output", None) == "wide"
-    return guarded(
-        args,
-        lambda c: sys.stdout.write(
-            workload_table(list(c.pages("/api/v1/workloads", params)), wide=wide)
         ),
     )
 

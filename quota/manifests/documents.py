@@ -27,6 +27,7 @@ __all__ = [
     "ManifestObject",
     "Model",
     "find_kind",
+    "is_workload",
     "load_documents",
     "parse_objects",
     "to_manifest",
@@ -49,6 +50,11 @@ _WORKLOAD_KINDS = frozenset(
         ("kueue.x-k8s.io/v1beta2", "Workload"),
     }
 )
+
+
+def is_workload(doc: object) -> bool:
+    """Whether a document is a workload (a batch/v1 Job, a Kueue Workload), not an object."""
+    return isinstance(doc, dict) and (doc.get("apiVersion"), doc.get("kind")) in _WORKLOAD_KINDS
 
 
 def find_kind(word: str) -> Kind | None:

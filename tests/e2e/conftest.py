@@ -31,6 +31,7 @@ class Berth:
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("BERTH_")}
         env["BERTH_HOME"] = str(self.home)
+        env["BERTH_SERVER"] = f"http://127.0.0.1:{self.port}"  # where the CLI commands go
         return env
 
     def run(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -57,6 +57,8 @@ def test_serve_apply_get_and_restart_keeps_the_ledger(berth: Berth) -> None:
 def test_negative_quota_exits_2_naming_object_and_field_and_writes_nothing(
     berth: Berth, tmp_path: Path
 ) -> None:
+    berth.serve()
+    berth.wait_ready()
     bad = tmp_path / "bad.yaml"
     bad.write_text(NEGATIVE)
     result = berth.run("apply", "-f", str(bad))
@@ -69,6 +71,8 @@ def test_negative_quota_exits_2_naming_object_and_field_and_writes_nothing(
 
 
 def test_apply_reads_standard_input_and_delete_removes(berth: Berth) -> None:
+    berth.serve()
+    berth.wait_ready()
     flavor = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: spot}\n"
     assert berth.run("apply", "-f", "-", stdin=flavor).returncode == 0
     assert "spot" in berth.run("get", "flavors").stdout

@@ -12,6 +12,7 @@ import pytest
 from builders.manifests import job
 
 from berth.cli import why as why_cli
+from berth.cli.main import main
 
 Berth = Any  # the `berth` fixture of conftest.py
 GPU = "nvidia.com/gpu"
@@ -60,6 +61,12 @@ def _run(command: str, capsys: pytest.CaptureFixture[str], **args: Any) -> tuple
     return code, out, err
 
 
+def _main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def test_why_explains_reason_numbers_position_and_history(url: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run("why", capsys, workload="team-a/also-waits", server=url)
     assert code == 0
@@ -87,7 +94,7 @@ def test_why_reports_errors(url: str, capsys: pytest.CaptureFixture[str], worklo
 
 
 def test_get_workloads_pending_lists_reasons_in_queue_order(url: str, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run("get_workloads", capsys, pending=True, output=None, server=url)
+    code, out, _ = _main(capsys, "get", "workloads", "--pending", "--server", url)
     assert code == 0
     rows = [line.split() for line in out.splitlines()]
     assert rows[0] == ["NAMESPACE", "NAME", "STATE", "CLUSTERQUEUE", "POS", "REASON"]
@@ -98,7 +105,7 @@ def test_get_workloads_pending_lists_reasons_in_queue_order(url: str, capsys: py
 
 
 def test_get_workloads_wide_adds_requests_and_message(url: str, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = _run("get_workloads", capsys, pending=True, output="wide", server=url)
+    code, out, _ = _main(capsys, "get", "workloads", "--pending", "-o", "wide", "--server", url)
     assert code == 0
     assert "nvidia.com/gpu=2" in out.splitlines()[1]
     assert "insufficient unused quota" in out.splitlines()[1]
@@ -115,4 +122,4 @@ def test_top_draws_a_full_bar_for_a_full_queue(url: str, capsys: pytest.CaptureF
 def test_unreachable_server_fails_with_a_message(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _run("top", capsys, server="http://127.0.0.1:9")
     assert code == 1
-    assert "cannot reach Berth at http://127.0.0.1:9" in err
+    assert "no Berth answers at http://127.0.0.1:9" in err and "berth serve --demo" in err
