@@ -1,6 +1,6 @@
 """Wait reasons as data (PURE): one builder per code, with its message and details.
 
-Detail keys are exactly those spec/wait-reasons.md lists; quantities are quantity strings.
+Detail keys are exactly those docs/wait-reasons.md lists; quantities are quantity strings.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A simulation result as the JSON of spec/scenario.md, or as plain-text tables (PURE)."""
+"""A simulation result as the JSON of docs/scenario.md, or as plain-text tables (PURE)."""
 
 from __future__ import annotations
 

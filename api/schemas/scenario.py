@@ -1,4 +1,4 @@
-"""``POST /api/v1/simulate``: the scenario (spec/scenario.md) as JSON Schema, as
+"""``POST /api/v1/simulate``: the scenario (docs/scenario.md) as JSON Schema, as
 ``admission.scenario`` reads it, and the shape of the answer.
 
 As for manifests (``api.schemas.manifests``), every keyword states something the reader
@@ -67,7 +67,7 @@ def scenario_body() -> dict[str, Any]:
     content = {"schema": ref("Scenario")}
     return {
         "required": True,
-        "description": "a scenario (spec/scenario.md): objects, then timed steps",
+        "description": "a scenario (docs/scenario.md): objects, then timed steps",
         "content": {"application/yaml": content, "application/json": content},
     }
 

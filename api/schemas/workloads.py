@@ -11,7 +11,7 @@ from api.schemas.base import Schema
 
 
 class Reason(Schema):
-    """One wait reason (spec/wait-reasons.md): a code, a sentence with numbers, details."""
+    """One wait reason (docs/wait-reasons.md): a code, a sentence with numbers, details."""
 
     code: str
     message: str = ""

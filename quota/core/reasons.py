@@ -1,4 +1,4 @@
-"""The wait-reason and eviction-reason vocabulary (PURE), per shared/spec/wait-reasons.md.
+"""The wait-reason and eviction-reason vocabulary (PURE), per docs/wait-reasons.md.
 
 One enum serves the engine, the ledger column, the REST field, metrics labels and
 Kubernetes conditions. Members are declared in precedence order: the primary reason of a
