@@ -107,10 +107,10 @@ def _job(namespace: str, name: str, gpus: int) -> dict[str, Any]:
 
 
 # team-a runs 2×4 of its 16 GPUs; team-b runs 12 on 8 of its own (borrowing 4 from team-a);
-# three 10-GPU jobs of team-a then wait for quota (4 left in the cohort), and one 40-GPU job
-# of team-b can never fit.
+# three 8-GPU jobs of team-a (two 4-GPU pods each) then wait for quota (4 left in the
+# cohort), and one 40-GPU job of team-b can never fit.
 ADMITTED = [("team-a", "train-1", 4), ("team-a", "train-2", 4), ("team-b", "big-1", 12)]
-WAITING = [("team-a", f"sweep-{i}", 10) for i in (1, 2, 3)] + [("team-b", "huge", 40)]
+WAITING = [("team-a", f"sweep-{i}", 8) for i in (1, 2, 3)] + [("team-b", "huge", 40)]
 
 
 async def _seed(sessions: Any) -> None:
