@@ -119,22 +119,28 @@ def find_victims(
     preemptor the queue's nominal quota holds outright (with its current usage) may
     reclaim while borrowing. Otherwise only its own queue's workloads are candidates,
     and it may borrow. Already evicting workloads are waited for, never chosen again."""
-    tree, needed = search.tree, plan.usage
-    short = [fr for fr, a in needed.items() if a > tree.available(cq.name, fr)] or list(needed)
-    under = all(tree.usage(cq.name, fr) < tree.nominal(cq.name, fr) for fr in short)
+    tree, needed, name = search.tree, plan.usage, cq.name
+    available = {fr: tree.available(name, fr) for fr in needed}
+    short = [fr for fr, a in needed.items() if a > available[fr]] or list(needed)
+    may_borrow = cq.preemption.borrow_within_cohort.policy is not BorrowWithinCohortPolicy.NEVER
+    fair = search.fair_sharing and tree.in_cohort(name)
+    if not (may_borrow or fair or tree.in_nested_cohort(name)) and any(
+            needed[fr] > tree.nominal(name, fr) for fr in short):
+        return None  # it would borrow what it is short of: it may not preempt for that
+    under = all(tree.usage(name, fr) < tree.nominal(name, fr) for fr in short)
     own = _own_candidates(search, cq, preemptor)
     own_held = {fr: sum(search.holdings.usage[v.workload.key].get(fr, 0) for v in own)
                 for fr in needed}
-    bwc = cq.preemption.borrow_within_cohort
-    may_borrow = bwc.policy is not BorrowWithinCohortPolicy.NEVER
-    fair = search.fair_sharing and tree.in_cohort(cq.name)
-    if not (may_borrow or fair or tree.in_nested_cohort(cq.name)) and any(
-            needed[fr] > tree.nominal(cq.name, fr) for fr in short):
-        return None  # it would borrow what it is short of: it may not preempt for that
-    if _unreachable(search, cq, preemptor, plan, own_held, under or may_borrow):
+    # Without room to get within nominal by evicting its own work, no pass that must fit
+    # without borrowing can succeed: the other queues' holders open to such a pass only
+    # are not listed, nor counted in the bound.
+    room = _own_room(tree, cq, plan, own_held)
+    unborrowed_open = (under or may_borrow) and room
+    if _unreachable(search, cq, preemptor, plan, own_held, available,
+                    unborrowed=unborrowed_open, borrowing=may_borrow):
         return None
     others = cohort_holders(tree, search.holdings, search.protected, cq.name, list(needed),
-                            evicting_only=not (fair or under or may_borrow))
+                            evicting_only=not (fair or unborrowed_open or may_borrow))
     if fair:
         found = _fair(search, cq, preemptor, plan, own, others)
         if found is not None:
@@ -142,8 +148,8 @@ def find_victims(
     outright = all(tree.usage(cq.name, fr) + a <= tree.nominal(cq.name, fr)
                    for fr, a in needed.items())
     free, unborrowed = _cohort_candidates(cq, preemptor, others, outright=outright,
-                                          under=under or may_borrow)
-    if not unborrowed and not any(not v.evicting for v in free):
+                                          unborrowed=unborrowed_open, borrowing=may_borrow)
+    if not room or (not unborrowed and not any(not v.evicting for v in free)):
         passes: tuple[bool, ...] = (True,)
     elif not may_borrow and not outright:
         passes = (False, True)
@@ -159,51 +165,67 @@ def find_victims(
 
 def _cohort_candidates(cq: ClusterQueue, preemptor: Workload,
                        others: Sequence[tuple[Workload, str]], *, outright: bool,
-                       under: bool) -> tuple[list[Victim], list[Victim]]:
+                       unborrowed: bool, borrowing: bool) -> tuple[list[Victim], list[Victim]]:
     """The other queues' candidates: those the preemptor may take while it borrows (the
-    evicting ones, and all when the queue's nominal quota holds it outright), and those it
-    may take only if it then fits without borrowing (``under``: the cohort is open to it
-    at all: under nominal, or ``borrowWithinCohort`` set)."""
+    evicting ones; all when the queue's nominal quota holds it outright; with
+    ``borrowing`` (borrowWithinCohort), those of lower priority up to its threshold), and
+    (if ``unborrowed``) those it may take only if it then fits without borrowing."""
     policy = cq.preemption
     bwc = policy.borrow_within_cohort
     threshold = bwc.max_priority_threshold
     free: list[Victim] = []
-    unborrowed: list[Victim] = []
+    kept_back: list[Victim] = []
     for w, q in others:
         if w.state is WorkloadState.EVICTING:
             free.append(Victim(w, q, PreemptionCause.IN_COHORT_RECLAMATION))
-        elif not under or not reclaim_allows(policy.reclaim_within_cohort, preemptor, w):
+        elif not reclaim_allows(policy.reclaim_within_cohort, preemptor, w):
             continue
         elif outright:
             free.append(Victim(w, q, PreemptionCause.IN_COHORT_RECLAMATION))
-        elif (bwc.policy is BorrowWithinCohortPolicy.NEVER or w.priority >= preemptor.priority
+        elif (not borrowing or w.priority >= preemptor.priority
               or (threshold is not None and w.priority > threshold)):
-            unborrowed.append(Victim(w, q, PreemptionCause.IN_COHORT_RECLAMATION))
+            if unborrowed:
+                kept_back.append(Victim(w, q, PreemptionCause.IN_COHORT_RECLAMATION))
         else:
             free.append(Victim(w, q, PreemptionCause.IN_COHORT_RECLAIM_WHILE_BORROWING))
-    return free, unborrowed
+    return free, kept_back
 
 
 def _unreachable(search: Search, cq: ClusterQueue, preemptor: Workload, plan: Wanted,
-                 own_held: Mapping[FlavorResource, int], open_: bool) -> bool:
+                 own_held: Mapping[FlavorResource, int],
+                 available: Mapping[FlavorResource, int], *, unborrowed: bool,
+                 borrowing: bool) -> bool:
     """Whether even every candidate any policy below allows, all evicted together, would
     leave some needed slot short: removing usage u anywhere in the pool raises what the
     queue may take by at most u (``own_held``: what the own candidates hold per needed
-    slot; ``open_``: whether other queues' holders may be candidates at all). Most
-    failing searches end here, before any sorting."""
+    slot; ``available``: what it may take now; ``unborrowed``: whether other queues'
+    holders open to a fit without borrowing are candidates; ``borrowing``: whether
+    borrowWithinCohort opens lower-priority ones).
+    Most failing searches end here, before any sorting."""
     tree, policy = search.tree, cq.preemption
-    reclaims = open_ or (search.fair_sharing and tree.in_cohort(cq.name))
+    reclaims = unborrowed or (search.fair_sharing and tree.in_cohort(cq.name))
     reclaim = policy.reclaim_within_cohort
     everything = reclaims and reclaim is ReclaimWithinCohort.ANY
-    lower = reclaims and reclaim is ReclaimWithinCohort.LOWER_PRIORITY
+    lower = (reclaims and reclaim is ReclaimWithinCohort.LOWER_PRIORITY) or (
+        borrowing and reclaim is not ReclaimWithinCohort.NEVER)
     frs = list(plan.usage)
     most_freed = reach(tree, search.holdings, search.protected, search.evicting_memo,
                        search.reach_memo, cq.name,
                        frs, preemptor.priority, everything=everything, lower=lower)
     for fr, most in zip(frs, most_freed, strict=True):
-        if most + tree.available(cq.name, fr) + own_held[fr] < plan.usage[fr]:
+        if most + available[fr] + own_held[fr] < plan.usage[fr]:
             return True
     return False
+
+
+def _own_room(tree: QuotaTree, cq: ClusterQueue, plan: Wanted,
+              own_held: Mapping[FlavorResource, int]) -> bool:
+    """Whether evicting every own candidate (holding ``own_held``) could bring the queue
+    within its nominal quota with the preemptor admitted: reclaiming from other queues
+    never lowers its own usage, so without that room no search that must fit without
+    borrowing can succeed."""
+    return all(tree.usage(cq.name, fr) - own_held[fr] + amount <= tree.nominal(cq.name, fr)
+               for fr, amount in plan.usage.items())
 
 
 def _own_candidates(search: Search, cq: ClusterQueue, preemptor: Workload) -> list[Victim]:

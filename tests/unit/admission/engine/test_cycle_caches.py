@@ -96,15 +96,18 @@ class QuotaTreeView(QuotaTree):
 
 
 def plain_cycle(snap: Snapshot, now: datetime) -> CycleResult:
-    # Every victim search runs in full: no reachability bound ends it early.
-    bound = preemption._unreachable
+    # Every victim search runs in full: no reachability bound ends it early, and the
+    # passes that must fit without borrowing run even where the queue's own holders
+    # could not make room for them.
+    bound, room = preemption._unreachable, preemption._own_room
     preemption._unreachable = lambda *args, **kwargs: False
+    preemption._own_room = lambda *args, **kwargs: True
     try:
         result = _Plain(snap, now).run()
         dict(result.pending)  # statuses are built on first read: build them unpatched
         return result
     finally:
-        preemption._unreachable = bound
+        preemption._unreachable, preemption._own_room = bound, room
 
 
 @settings(max_examples=120, deadline=None)
