@@ -101,11 +101,13 @@ def _evicting_members(tree: QuotaTree, holdings: Holdings,
 
 
 def cohort_holders(tree: QuotaTree, holdings: Holdings, protected: Set[str], cq: str,
-                   frs: Sequence[FlavorResource]) -> list[tuple[Workload, str]]:
+                   frs: Sequence[FlavorResource], *,
+                   evicting_only: bool = False) -> list[tuple[Workload, str]]:
     """Unprotected workloads of other queues in the pool that could free what is needed:
-    those of queues borrowing a needed slot, and any already evicting."""
+    those of queues borrowing a needed slot (unless ``evicting_only``), and any already
+    evicting."""
     out: list[tuple[Workload, str]] = []
-    borrowing = set(tree.borrowers(cq, frs))
+    borrowing = set() if evicting_only else set(tree.borrowers(cq, frs))
     for other in tree.members(cq):
         if other == cq or other not in holdings.by_queue:
             continue

@@ -1,10 +1,17 @@
 """Preemption (PURE): the smallest set of victims that lets a preemptor fit.
 
-Victims are chosen here and evicted by the cycle. Candidates are tried in a fixed order
-(already evicting first, then borrowers in other ClusterQueues, lower priority, least work
-lost: held resources × time since the last checkpoint or admission) and removed from the
-quota tree until the preemptor fits; then every victim that turns out not to be needed is
-put back, so no more is evicted than needed.
+Victims are chosen here and evicted by the cycle. Which workloads are candidates follows
+Kueue's classical rules: while the ClusterQueue is under its nominal quota in the
+resources it is short of, the cohort's borrowers are candidates and the preemptor must
+then fit without borrowing (``borrowWithinCohort`` lets it borrow past those of low enough
+priority); otherwise only its own queue's workloads are, and it may borrow. A request over
+the queue's nominal quota in a resource it is short of preempts nobody unless
+``borrowWithinCohort`` (or fair sharing) allows preempting while borrowing.
+Candidates are tried in a fixed order (already evicting first, then borrowers in other
+ClusterQueues, lower priority, least work lost: held resources × time since the last
+checkpoint or admission) and removed from the quota tree until the preemptor fits; then
+every victim that turns out not to be needed is put back, so no more is evicted than
+needed.
 
 "Fits" means placed, not only within quota: where the preemptor's flavors have nodes,
 its pods must also fit the nodes with the victims' pods gone (``Wanted.placeable``, the
@@ -103,66 +110,110 @@ def can_preempt(cq: ClusterQueue) -> bool:
 def find_victims(
     search: Search, cq: ClusterQueue, preemptor: Workload, plan: Wanted
 ) -> tuple[Victim, ...] | None:
-    """The minimal victims that let ``plan`` fit, or None when no allowed set does."""
-    tree, needed = search.tree, plan.usage
-    policy = cq.preemption
+    """The minimal victims that let ``plan`` fit, or None when no allowed set does.
+
+    Kueue's classical candidate rules: the cohort's borrowers are candidates only while
+    the queue is under its nominal quota in the resources needing preemption, and then
+    the preemptor must fit without borrowing, unless ``borrowWithinCohort`` lets it
+    borrow past those of priority low enough (at most ``maxPriorityThreshold``); a
+    preemptor the queue's nominal quota holds outright (with its current usage) may
+    reclaim while borrowing. Otherwise only its own queue's workloads are candidates,
+    and it may borrow. Already evicting workloads are waited for, never chosen again."""
+    tree, needed, name = search.tree, plan.usage, cq.name
+    available = {fr: tree.available(name, fr) for fr in needed}
+    short = [fr for fr, a in needed.items() if a > available[fr]] or list(needed)
+    may_borrow = cq.preemption.borrow_within_cohort.policy is not BorrowWithinCohortPolicy.NEVER
+    fair = search.fair_sharing and tree.in_cohort(name)
+    if not (may_borrow or fair or tree.in_nested_cohort(name)) and any(
+            needed[fr] > tree.nominal(name, fr) for fr in short):
+        return None  # it would borrow what it is short of: it may not preempt for that
+    under = all(tree.usage(name, fr) < tree.nominal(name, fr) for fr in short)
     own = _own_candidates(search, cq, preemptor)
     own_held = {fr: sum(search.holdings.usage[v.workload.key].get(fr, 0) for v in own)
                 for fr in needed}
-    within_nominal = all(a <= tree.nominal(cq.name, fr) for fr, a in needed.items()) and (
-        _own_room(tree, cq, plan, own_held))
-    if _unreachable(search, cq, preemptor, plan, own_held, within_nominal):
+    # Without room to get within nominal by evicting its own work, no pass that must fit
+    # without borrowing can succeed: the other queues' holders open to such a pass only
+    # are not listed, nor counted in the bound.
+    room = _own_room(tree, cq, plan, own_held)
+    unborrowed_open = (under or may_borrow) and room
+    if _unreachable(search, cq, preemptor, plan, own_held, available,
+                    unborrowed=unborrowed_open, borrowing=may_borrow):
         return None
-    others = cohort_holders(tree, search.holdings, search.protected, cq.name, list(needed))
-    if search.fair_sharing and tree.in_cohort(cq.name):
+    others = cohort_holders(tree, search.holdings, search.protected, cq.name, list(needed),
+                            evicting_only=not (fair or unborrowed_open or may_borrow))
+    if fair:
         found = _fair(search, cq, preemptor, plan, own, others)
         if found is not None:
             return found
-    if within_nominal:
-        reclaim = [
-            Victim(w, q, PreemptionCause.IN_COHORT_RECLAMATION)
-            for w, q in others
-            if w.state is WorkloadState.EVICTING
-            or reclaim_allows(policy.reclaim_within_cohort, preemptor, w)
-        ]
-        found = _minimal(search, plan, _ordered(search, plan, reclaim + own), borrow=False)
+    outright = all(tree.usage(cq.name, fr) + a <= tree.nominal(cq.name, fr)
+                   for fr, a in needed.items())
+    free, unborrowed = _cohort_candidates(cq, preemptor, others, outright=outright,
+                                          unborrowed=unborrowed_open, borrowing=may_borrow)
+    if not room or (not unborrowed and not any(not v.evicting for v in free)):
+        passes: tuple[bool, ...] = (True,)
+    elif not may_borrow and not outright:
+        passes = (False, True)
+    else:
+        passes = (True, False)
+    for borrow in passes:
+        pool = free + own if borrow else free + unborrowed + own
+        found = _minimal(search, plan, _ordered(search, plan, pool), borrow=borrow)
         if found is not None:
             return found
+    return None
+
+
+def _cohort_candidates(cq: ClusterQueue, preemptor: Workload,
+                       others: Sequence[tuple[Workload, str]], *, outright: bool,
+                       unborrowed: bool, borrowing: bool) -> tuple[list[Victim], list[Victim]]:
+    """The other queues' candidates: those the preemptor may take while it borrows (the
+    evicting ones; all when the queue's nominal quota holds it outright; with
+    ``borrowing`` (borrowWithinCohort), those of lower priority up to its threshold), and
+    (if ``unborrowed``) those it may take only if it then fits without borrowing."""
+    policy = cq.preemption
     bwc = policy.borrow_within_cohort
-    borrowing: list[Victim] = []
-    if bwc.policy is BorrowWithinCohortPolicy.LOWER_PRIORITY:
-        borrowing = [
-            Victim(w, q, PreemptionCause.IN_COHORT_RECLAIM_WHILE_BORROWING)
-            for w, q in others
-            if w.priority < preemptor.priority
-            and (bwc.max_priority_threshold is None or w.priority <= bwc.max_priority_threshold)
-        ]
-    evicting = [
-        Victim(w, q, PreemptionCause.IN_COHORT_RECLAMATION)
-        for w, q in others
-        if w.state is WorkloadState.EVICTING
-    ]
-    return _minimal(search, plan, _ordered(search, plan, evicting + borrowing + own), borrow=True)
+    threshold = bwc.max_priority_threshold
+    free: list[Victim] = []
+    kept_back: list[Victim] = []
+    for w, q in others:
+        if w.state is WorkloadState.EVICTING:
+            free.append(Victim(w, q, PreemptionCause.IN_COHORT_RECLAMATION))
+        elif not reclaim_allows(policy.reclaim_within_cohort, preemptor, w):
+            continue
+        elif outright:
+            free.append(Victim(w, q, PreemptionCause.IN_COHORT_RECLAMATION))
+        elif (not borrowing or w.priority >= preemptor.priority
+              or (threshold is not None and w.priority > threshold)):
+            if unborrowed:
+                kept_back.append(Victim(w, q, PreemptionCause.IN_COHORT_RECLAMATION))
+        else:
+            free.append(Victim(w, q, PreemptionCause.IN_COHORT_RECLAIM_WHILE_BORROWING))
+    return free, kept_back
 
 
 def _unreachable(search: Search, cq: ClusterQueue, preemptor: Workload, plan: Wanted,
-                 own_held: Mapping[FlavorResource, int], within_nominal: bool) -> bool:
+                 own_held: Mapping[FlavorResource, int],
+                 available: Mapping[FlavorResource, int], *, unborrowed: bool,
+                 borrowing: bool) -> bool:
     """Whether even every candidate any policy below allows, all evicted together, would
     leave some needed slot short: removing usage u anywhere in the pool raises what the
     queue may take by at most u (``own_held``: what the own candidates hold per needed
-    slot). Most failing searches end here, before any sorting."""
+    slot; ``available``: what it may take now; ``unborrowed``: whether other queues'
+    holders open to a fit without borrowing are candidates; ``borrowing``: whether
+    borrowWithinCohort opens lower-priority ones).
+    Most failing searches end here, before any sorting."""
     tree, policy = search.tree, cq.preemption
-    reclaims = within_nominal or (search.fair_sharing and tree.in_cohort(cq.name))
+    reclaims = unborrowed or (search.fair_sharing and tree.in_cohort(cq.name))
     reclaim = policy.reclaim_within_cohort
     everything = reclaims and reclaim is ReclaimWithinCohort.ANY
     lower = (reclaims and reclaim is ReclaimWithinCohort.LOWER_PRIORITY) or (
-        policy.borrow_within_cohort.policy is BorrowWithinCohortPolicy.LOWER_PRIORITY)
+        borrowing and reclaim is not ReclaimWithinCohort.NEVER)
     frs = list(plan.usage)
     most_freed = reach(tree, search.holdings, search.protected, search.evicting_memo,
                        search.reach_memo, cq.name,
                        frs, preemptor.priority, everything=everything, lower=lower)
     for fr, most in zip(frs, most_freed, strict=True):
-        if most + tree.available(cq.name, fr) + own_held[fr] < plan.usage[fr]:
+        if most + available[fr] + own_held[fr] < plan.usage[fr]:
             return True
     return False
 
@@ -171,9 +222,8 @@ def _own_room(tree: QuotaTree, cq: ClusterQueue, plan: Wanted,
               own_held: Mapping[FlavorResource, int]) -> bool:
     """Whether evicting every own candidate (holding ``own_held``) could bring the queue
     within its nominal quota with the preemptor admitted: reclaiming from other queues
-    never lowers its own usage, so without that room the reclaim pass (which admits only
-    within nominal quota) cannot succeed, and listing and ordering the pool's holders for
-    it is wasted."""
+    never lowers its own usage, so without that room no search that must fit without
+    borrowing can succeed."""
     return all(tree.usage(cq.name, fr) - own_held[fr] + amount <= tree.nominal(cq.name, fr)
                for fr, amount in plan.usage.items())
 

@@ -206,6 +206,11 @@ class QuotaTree:
     def in_cohort(self, cq: str) -> bool:
         return self._queues[cq].parent is not None
 
+    def in_nested_cohort(self, cq: str) -> bool:
+        """Whether the ClusterQueue's cohort itself hangs below another cohort."""
+        parent = self._queues[cq].parent
+        return parent is not None and parent.parent is not None
+
     def available(self, cq: str, fr: FlavorResource) -> int:
         """What the ClusterQueue could take of ``fr`` right now (own unused + borrowable)."""
         version = self._slot_versions.get((id(self._root_of[cq]), fr), 0)

@@ -97,7 +97,8 @@ class QuotaTreeView(QuotaTree):
 
 def plain_cycle(snap: Snapshot, now: datetime) -> CycleResult:
     # Every victim search runs in full: no reachability bound ends it early, and the
-    # reclaim pass runs even where the queue's own holders could not make room for it.
+    # passes that must fit without borrowing run even where the queue's own holders
+    # could not make room for them.
     bound, room = preemption._unreachable, preemption._own_room
     preemption._unreachable = lambda *args, **kwargs: False
     preemption._own_room = lambda *args, **kwargs: True

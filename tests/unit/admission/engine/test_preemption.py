@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from builders.engine import GPU, T0, admitted, cq, snapshot, wl
 
-from admission.engine import candidates, preemption
 from admission.engine.cycle import run_cycle
 from admission.engine.types import CycleResult
 from quota.core.model import (
@@ -99,6 +98,7 @@ def within(policy: WithinClusterQueue) -> Preemption:
                       wl("owner", {GPU: 4})],
                      [], [], id="a queue within its nominal quota is never reclaimed from"),
         pytest.param([cq("a", {"default": {GPU: 2}}, cohort="c", preemption=Preemption(
+                         reclaim_within_cohort=ReclaimWithinCohort.LOWER_PRIORITY,
                          borrow_within_cohort=BorrowWithinCohort(
                              BorrowWithinCohortPolicy.LOWER_PRIORITY, 3))),
                       cq("b", {"default": {GPU: 0}}, cohort="c"),
@@ -182,37 +182,3 @@ def test_workloads_already_evicting_are_waited_for_not_chosen_again() -> None:
                  wl("high", {GPU: 4}, priority=5))
     assert outcome(result) == ([], [])
     assert result.pending["a/high"].reason.details["victims"] == ["a/going"]
-
-
-@pytest.mark.parametrize("mine_priority, searched", [
-    pytest.param(9, False, id="its own holders cannot make room: the cohort is not searched"),
-    pytest.param(0, True, id="a lower-priority own holder could: the cohort is searched"),
-])
-def test_reclaim_searches_the_cohort_only_when_the_queue_could_get_within_nominal(
-    mine_priority: int, searched: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # "a" holds its whole nominal quota with one workload; "b" borrows what "d" lends, so
-    # the cohort is full. Reclaiming from "b" never lowers "a"'s own usage: a preemptor of
-    # priority 5 gets in only if evicting its own lower-priority holder brings "a" within
-    # nominal, and then that one eviction is all it needs.
-    reclaim = Preemption(within_cluster_queue=LOWER,
-                         reclaim_within_cohort=ReclaimWithinCohort.ANY)
-    listed: list[str] = []
-    real = candidates.cohort_holders
-
-    def listing(*args: object, **kwargs: object) -> object:
-        listed.append("cohort")
-        return real(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(preemption, "cohort_holders", listing)
-    result = run(cq("a", {"default": {GPU: 4}}, cohort="c", preemption=reclaim),
-                 cq("b", {"default": {GPU: 0}}, cohort="c"),
-                 cq("d", {"default": {GPU: 4}}, cohort="c"),
-                 admitted(wl("mine", {GPU: 4}, priority=mine_priority), "a"),
-                 admitted(wl("borrowed", {GPU: 4}, ns="b"), "b"),
-                 wl("urgent", {GPU: 4}, priority=5))
-    assert bool(listed) is searched
-    if searched:  # its own lower-priority holder is the one victim it needs
-        assert outcome(result) == (["a/urgent"], [("a/mine", "InClusterQueue")])
-    else:
-        assert outcome(result) == ([], [])
