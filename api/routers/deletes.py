@@ -35,6 +35,22 @@ def delete_local_queue(
     return JSONResponse(_delete(ctx, resolve_kind("LocalQueue"), name, namespace, request))
 
 
+# ClusterQueues and Cohorts have GET routes of their own (with status); their DELETE is
+# declared beside them too, so each path lists exactly the methods it answers.
+@router.delete(
+    "/clusterqueues/{name}", response_model=ManifestOut, responses=error_responses(404)
+)
+def delete_cluster_queue(name: ObjectName, request: Request, ctx: ContextDep) -> JSONResponse:
+    """Delete one ClusterQueue."""
+    return JSONResponse(_delete(ctx, resolve_kind("ClusterQueue"), name, None, request))
+
+
+@router.delete("/cohorts/{name}", response_model=ManifestOut, responses=error_responses(404))
+def delete_cohort(name: ObjectName, request: Request, ctx: ContextDep) -> JSONResponse:
+    """Delete one Cohort."""
+    return JSONResponse(_delete(ctx, resolve_kind("Cohort"), name, None, request))
+
+
 @router.delete(
     "/{plural:kind}/{name}", response_model=ManifestOut, responses=error_responses(404)
 )
