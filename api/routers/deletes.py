@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 
 from api.deps import ContextDep, actor
 from api.params import NamespaceName, ObjectName
-from api.routers.objects import kind_by_plural
+from api.routers.objects import cluster_scoped_kind
 from api.schemas.errors import error_responses
 from api.schemas.manifests import ManifestOut
 from quota.core.errors import NotFound
@@ -60,12 +60,7 @@ def delete_object(
     name: ObjectName, request: Request, ctx: ContextDep,
 ) -> JSONResponse:  # fmt: skip
     """Delete one object of a cluster-scoped kind."""
-    kind = kind_by_plural(plural)
-    if kind.namespaced:
-        raise NotFound(
-            f"{kind.name} is namespaced: use /api/v1/{kind.plural}/{{namespace}}/{{name}}"
-        )
-    return JSONResponse(_delete(ctx, kind, name, None, request))
+    return JSONResponse(_delete(ctx, cluster_scoped_kind(plural), name, None, request))
 
 
 def _delete(

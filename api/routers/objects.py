@@ -100,12 +100,18 @@ def get_object(
     name: ObjectName, ledger: LedgerDep, caller: Caller,
 ) -> JSONResponse:  # fmt: skip
     """One object of a cluster-scoped kind."""
+    return JSONResponse(_one(cluster_scoped_kind(plural), ledger, caller, name))
+
+
+def cluster_scoped_kind(plural: str) -> Kind:
+    """The kind a ``/{plural}/{name}`` path names; NotFound for a namespaced one, saying
+    which path it has instead."""
     kind = kind_by_plural(plural)
     if kind.namespaced:
         raise NotFound(
             f"{kind.name} is namespaced: use /api/v1/{kind.plural}/{{namespace}}/{{name}}"
         )
-    return JSONResponse(_one(kind, ledger, caller, name))
+    return kind
 
 
 def kind_by_plural(plural: str) -> Kind:
