@@ -12,16 +12,13 @@ from typing import Any
 
 import httpx
 import pytest
-from builders.histories import PREEMPTORS, reclaim_thrice
-from builders.reads import World, serve
+from builders.histories import PREEMPTORS, served_reclaims
 
-from api.auth import parse_tokens
 from api.tenancy import HIDDEN
 from berth.cli import why as why_cli
 
 pytestmark = pytest.mark.db
 
-TOKENS = parse_tokens("root-secret-token-1:admin,tenant-secret-token-3:read:team-a")
 ADMIN = {"authorization": "Bearer root-secret-token-1"}
 TENANT = {"authorization": "Bearer tenant-secret-token-3"}
 
@@ -29,15 +26,8 @@ TENANT = {"authorization": "Bearer tenant-secret-token-3"}
 @pytest.fixture(scope="module")
 def api(pg_server: Any, migrated_template: str) -> Iterator[httpx.Client]:
     """The borrower reclaimed by each of ``PREEMPTORS`` in turn (``builders.histories``)."""
-    url = pg_server.create(template=migrated_template)
-    w = World(url)
-    try:
-        reclaim_thrice(w)
-        with serve(url, TOKENS) as client:
-            yield client
-    finally:
-        w.close()
-        pg_server.drop(url)
+    with served_reclaims(pg_server, migrated_template) as client:
+        yield client
 
 
 def _history(api: httpx.Client, headers: dict[str, str]) -> dict[str, Any]:

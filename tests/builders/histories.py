@@ -5,7 +5,17 @@ have LocalQueues of both ClusterQueues, so a tenant sees one of the preemptors h
 
 from __future__ import annotations
 
-from builders.reads import World
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+
+from api.auth import parse_tokens
+from builders.reads import World, serve
+
+# An admin, and a tenant of team-a (who must not see rival's names).
+TOKENS = parse_tokens("root-secret-token-1:admin,tenant-secret-token-3:read:team-a")
 
 GPU = "nvidia.com/gpu"
 BORROWER = ("team-a", "borrower")
@@ -54,3 +64,17 @@ def reclaim_thrice(w: World) -> None:
         w.advance(minutes=10)
         w.finish(namespace, name)
         w.cycle()  # the borrower runs again
+
+
+@contextlib.contextmanager
+def served_reclaims(pg_server: Any, template: str) -> Iterator[httpx.Client]:
+    """A fresh ledger where ``reclaim_thrice`` ran, served with ``TOKENS``; dropped after."""
+    url = pg_server.create(template=template)
+    w = World(url)
+    try:
+        reclaim_thrice(w)
+        with serve(url, TOKENS) as client:
+            yield client
+    finally:
+        w.close()
+        pg_server.drop(url)

@@ -10,31 +10,21 @@ from typing import Any
 import httpx
 import pytest
 from builders.browser import chromium
-from builders.histories import BORROWER, reclaim_thrice
+from builders.histories import BORROWER, served_reclaims
 from builders.paths import REPO
-from builders.reads import World, serve
 
-from api.auth import parse_tokens
 from api.tenancy import HIDDEN
 
 pytestmark = pytest.mark.db
 
-TOKENS = parse_tokens("root-secret-token-1:admin,tenant-secret-token-3:read:team-a")
 ARTIFACTS = REPO / "test-artifacts"
 KEY = "/".join(BORROWER)
 
 
 @pytest.fixture(scope="module")
 def api(pg_server: Any, migrated_template: str) -> Iterator[httpx.Client]:
-    url = pg_server.create(template=migrated_template)
-    w = World(url)
-    try:
-        reclaim_thrice(w)
-        with serve(url, TOKENS) as client:
-            yield client
-    finally:
-        w.close()
-        pg_server.drop(url)
+    with served_reclaims(pg_server, migrated_template) as client:
+        yield client
 
 
 @pytest.fixture(scope="module")
