@@ -292,7 +292,7 @@ class _Cycle:
         if mode is not Mode.NO_FIT:
             victims = self._victims(cq, workload, usage, shape_id)
             if victims:
-                return self._preempt(cq, workload, victims)
+                return self._preempt(cq, workload, victims, shape_id)
         if roomless:  # its reason is written after the pass, like a quota reason
             self.filter.short.add(cq.name)
             self.waiting[workload.key] = self.filter.parking(cq.name)
@@ -371,7 +371,8 @@ class _Cycle:
         if self.capacity is not None:
             self.capacity.release(key)
 
-    def _preempt(self, cq: ClusterQueue, workload: Workload, victims: Sequence[Victim]) -> bool:
+    def _preempt(self, cq: ClusterQueue, workload: Workload, victims: Sequence[Victim],
+                 shape_id: int) -> bool:
         waiting_on: list[str] = []
         deadline: datetime | None = None
         root = self.tree.root(cq.name)
@@ -408,8 +409,12 @@ class _Cycle:
                     return False
                 self.waiting[workload.key] = self.why.no_room(cq, workload, plan)
                 return True
-        # What it waits for is spoken for: no later preemptor in this cycle counts on it.
+        # What it waits for is spoken for: no later preemptor in this cycle counts on it,
+        # and no later workload takes the free nodes it will need beside its victims'.
         self.protected.update(waiting_on)
+        if self.capacity is not None:
+            plan = self.memo.plan(cq, workload, shape_id)
+            self.capacity.reserve(workload.key, waiting_on, demands(workload, plan.pod_sets))
         found = [reasons.waiting_for_preempted(sorted(waiting_on), deadline)]
         self.waiting[workload.key] = Waiting(cq.name, found)
         return True
