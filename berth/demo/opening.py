@@ -11,11 +11,12 @@ a minute, whatever the seed, and lets the README name real workloads. On the dem
   (``llm/giant-64``), one pod larger than any node (``llm/single-pod-24``), a resource no
   flavor offers (``interns/mig-3g``), a queue that does not exist (``interns/playground``).
 - 15s: ``llm/finetune-a100`` reclaims ``llm``'s A100s from ``vision``.
-- 30s: ``llm/pretrain-prod`` (production) preempts a research pretraining job, which has
-  a checkpoint grace: it keeps running while it saves, the preemptor waits for it.
-- 38s: the pretraining jobs report their checkpoints; the victim stops and requeues.
-- 45s: ``inference/serve-llama`` takes back the H100s ``inference`` lent: another
-  pretraining job is asked for a checkpoint, reports it at 52s and requeues.
+- 30s: ``llm/pretrain-prod`` (production) preempts ``llm/pretrain-1`` (it saved a
+  checkpoint at 25s: the least work lost), which has a checkpoint grace: it keeps
+  running while it saves again, the preemptor waits for it.
+- 38s: ``llm/pretrain-1`` reports its checkpoint; it stops and requeues.
+- 45s: ``inference/serve-llama`` takes back the H100s ``inference`` lent from
+  ``llm/pretrain-2`` (checkpointed at 42s), which reports again at 52s and requeues.
 
 The pool's node ``h100-3`` is degraded from the start (2 of its 8 GPUs bad).
 """
@@ -88,10 +89,15 @@ OPENING_JOBS: tuple[tuple[float, dict[str, Any]], ...] = (
     (45.0, job("inference", "serve-llama", GPU, 8, priority="production", runtime=_LONG)),
 )
 
-# (seconds after the start, namespace/name): workloads that report a saved checkpoint
+# (seconds after the start, namespace/name): workloads that report a saved checkpoint. The
+# victims are chosen by the least work lost (unsaved time x GPUs), so a checkpoint just
+# before each preemption makes its victim the same every run, whatever order the live
+# loop admitted the pretraining jobs in; the second report releases it.
 OPENING_CHECKPOINTS: tuple[tuple[float, str], ...] = (
-    *((38.0, f"llm/pretrain-{i}") for i in range(1, 5)),
-    *((52.0, f"llm/pretrain-{i}") for i in range(2, 5)),  # pretrain-1 waits by then
+    (25.0, "llm/pretrain-1"),
+    (38.0, "llm/pretrain-1"),
+    (42.0, "llm/pretrain-2"),
+    (52.0, "llm/pretrain-2"),
 )
 
 # Where the random stream takes over.
