@@ -35,7 +35,7 @@ PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 LOCAL_QUEUE = {"llm": "main", "inference": "serve", "vision": "main", "interns": "main"}
 
 # How long an opening job runs: long enough that the first minute's picture stays put.
-_LONG = 240
+_LONG = 150
 
 
 def job(namespace: str, name: str, resource: str, size: int, *, priority: str = "research",

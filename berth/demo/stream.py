@@ -44,23 +44,26 @@ class DemoCheckpoint:
 DemoEvent = DemoJob | DemoCheckpoint
 
 # (weight, namespace, resource, (pods, per pod) sizes, priority classes, run seconds lo..hi)
-# About as much work as the pool holds, so queues stay full and still drain. llm's random
-# jobs are all research: production ones preempted the opening's long pretraining jobs
-# each time they came back (the least work lost), one of them six times in 15 minutes.
+# About as much work as the pool holds, so queues stay full and still drain (at 2.5s and
+# longer runs the pending count grew past the cap within minutes). inference's jobs stay
+# mostly within its own quota: above it, each of its arrivals reclaimed the H100s it had
+# lent, from the same newest llm borrower (three evictions of one job in two minutes).
+# llm's random jobs are all research: production ones preempted the opening's long
+# pretraining jobs each time they came back (the least work lost), one six times.
 _KINDS: tuple[tuple[int, str, str, tuple[tuple[int, int], ...], tuple[str, ...],
                     tuple[int, int]], ...] = (
-    (16, "llm", GPU, ((1, 4), (1, 8), (1, 8), (2, 8)), ("research",), (30, 100)),
-    (20, "inference", GPU, ((1, 1), (1, 2), (1, 4), (1, 4), (1, 8)), ("production",), (30, 120)),
-    (12, "inference", MIG, ((1, 1), (1, 2), (1, 4), (1, 7)), ("production",), (20, 90)),
-    (16, "vision", GPU, ((1, 2), (1, 4), (1, 4), (1, 8)), ("research",), (30, 120)),
-    (10, "interns", GPU, ((1, 1), (1, 2), (1, 2), (1, 4)), ("research",), (30, 100)),
+    (16, "llm", GPU, ((1, 4), (1, 8), (1, 8), (2, 8)), ("research",), (30, 90)),
+    (12, "inference", GPU, ((1, 1), (1, 2), (1, 4), (1, 4), (1, 8)), ("production",), (20, 90)),
+    (12, "inference", MIG, ((1, 1), (1, 2), (1, 4), (1, 7)), ("production",), (20, 60)),
+    (16, "vision", GPU, ((1, 2), (1, 4), (1, 4), (1, 8)), ("research",), (30, 90)),
+    (10, "interns", GPU, ((1, 1), (1, 2), (1, 2), (1, 4)), ("research",), (20, 80)),
 )
 
 
 class JobStream:
     """An endless, seeded stream of events: the opening's, then a Job every few seconds."""
 
-    def __init__(self, seed: int = 42, *, mean_gap: float = 2.5) -> None:
+    def __init__(self, seed: int = 42, *, mean_gap: float = 4.0) -> None:
         self._random = random.Random(seed)
         self._mean_gap = mean_gap
         self._opening: list[DemoEvent] = sorted(

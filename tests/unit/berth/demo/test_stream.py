@@ -43,7 +43,7 @@ def test_the_opening_is_the_same_for_every_seed_then_jobs_trickle_in() -> None:
     assert times == sorted(times)
     later = [at for at in times if at > OPENING_SECONDS]
     rate = (len(later) - 1) / (later[-1] - later[0])
-    assert 0.2 < rate < 0.8, f"{rate:.2f} jobs per second"
+    assert 0.15 < rate < 0.4, f"{rate:.2f} jobs per second"  # one every 4s on average
 
 
 def test_names_are_unique() -> None:
