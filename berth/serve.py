@@ -105,6 +105,7 @@ def admission_loop(
         sessions,
         actuator,
         fair_sharing=config.fair_sharing.enable,
+        pods_ready=config.pods_ready,
         crash=config.loop.crash_hook(),
     )
 

@@ -26,7 +26,7 @@ from quota.core.checkpoints import (
     reports_after,
     with_checkpoint,
 )
-from quota.core.pods_ready import Readiness
+from quota.core.pods_ready import Readiness, next_readiness
 from quota.core.reasons import EvictionReason
 from quota.core.workload import Admission, Workload, WorkloadState
 
@@ -47,17 +47,12 @@ def admitted(workload: Workload, admission: Admission, now: datetime) -> Workloa
 
 def pods_ready(workload: Workload, ready: bool, now: datetime) -> Workload | None:
     """``workload`` with its pods all Ready (``ready``) or not since ``now``; None when
-    that changes nothing (not admitted, or no change). Losing readiness after having
-    been Ready starts the recovery wait; before, it is still the wait to start."""
+    that changes nothing (not admitted, or no change: ``next_readiness``)."""
     if workload.state is not WorkloadState.ADMITTED:
         return None
-    if ready:
-        if workload.readiness is Readiness.READY:
-            return None
-        return replace(workload, readiness=Readiness.READY, readiness_since=now)
-    if workload.readiness is not Readiness.READY:
-        return None
-    return replace(workload, readiness=Readiness.WAIT_FOR_RECOVERY, readiness_since=now)
+    readiness = next_readiness(workload.readiness, ready)
+    return None if readiness is None else replace(workload, readiness=readiness,
+                                                  readiness_since=now)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

@@ -83,6 +83,15 @@ def ready_deadline(
     return admitted_at + policy.timeout, str(Readiness.WAIT_FOR_START)
 
 
+def next_readiness(current: Readiness, ready: bool) -> Readiness | None:
+    """An admitted workload's readiness once its pods are all Ready (``ready``) or not;
+    None when that is no change. Losing readiness after having been Ready starts the
+    recovery wait; before, it is still the wait to start."""
+    if ready:
+        return None if current is Readiness.READY else Readiness.READY
+    return Readiness.WAIT_FOR_RECOVERY if current is Readiness.READY else None
+
+
 def over_limit(policy: PodsReadyPolicy, requeues: int) -> bool:
     """Whether one more requeue after ``requeues`` passes ``backoffLimitCount``."""
     limit = policy.backoff_limit_count

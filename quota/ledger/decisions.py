@@ -49,12 +49,20 @@ def write_transitions(
                                   WHEN v.admits THEN NULL ELSE w.evicted_at END,
                 eviction_reason = CASE WHEN v.evicts THEN v.end_reason
                                        WHEN v.admits THEN NULL ELSE w.eviction_reason END,
+                readiness = CASE WHEN v.admits THEN 'WaitForStart' ELSE w.readiness END,
+                readiness_since = CASE WHEN v.admits THEN :now ELSE w.readiness_since END,
+                requeue_count = COALESCE(v.requeue_count, w.requeue_count),
+                requeue_at = CASE WHEN v.requeue_count IS NULL THEN w.requeue_at
+                                  ELSE v.requeue_at END,
+                active = w.active AND v.deactivation IS NULL,
+                deactivation = COALESCE(v.deactivation, w.deactivation),
                 reason_code = NULL, reasons = '[]'::jsonb, hints = '[]'::jsonb,
                 queue_position = NULL, evaluated_at = :now,
                 version = w.version + 1, updated_at = now()
             FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS v(
                 id bigint, version int, state text, admission jsonb, cluster_queue text,
-                admits bool, evicts bool, end_reason text)
+                admits bool, evicts bool, end_reason text, requeue_count int,
+                requeue_at timestamptz, deactivation text)
             WHERE w.id = v.id AND w.version = v.version
             RETURNING w.id
             """
@@ -72,6 +80,10 @@ def write_transitions(
                         "admits": t.admits,
                         "evicts": t.evicts,
                         "end_reason": t.end_reason,
+                        "requeue_count": t.requeue[0] if t.requeue else None,
+                        "requeue_at": t.requeue[1].isoformat() if t.requeue and t.requeue[1]
+                        else None,
+                        "deactivation": t.deactivation,
                     }
                     for t, a in zip(transitions, admissions, strict=True)
                 ]

@@ -1,0 +1,130 @@
+"""waitForPodsReady through the durable loop: the ledger keeps the eviction, the requeue
+count and the backoff end; readiness reported to the ledger stops the timeout; the REST
+history (what ``berth why`` prints) shows every step. The loop's clock is the test's."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import pytest
+from builders.loop import Ledgered, RecordingActuator, pool
+from builders.manifests import job
+
+from admission.loop.loop import AdmissionLoop
+from quota.core.pods_ready import PodsReadyPolicy
+from quota.ledger.readiness import record_readiness
+
+POLICY = PodsReadyPolicy(enable=True, timeout=timedelta(minutes=5), backoff_limit_count=2)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime.now(UTC) + timedelta(seconds=1)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def ready_loop(ledgered: Ledgered, actuator: RecordingActuator, clock: Clock) -> AdmissionLoop:
+    return AdmissionLoop(ledgered.sessions, actuator, clock=clock, pods_ready=POLICY)
+
+
+async def _at(loop: AdmissionLoop, clock: Clock, start: datetime, minutes: float) -> None:
+    clock.now = start + timedelta(minutes=minutes)
+    await loop.cycle()
+
+
+@pytest.mark.asyncio
+async def test_never_ready_is_evicted_backed_off_and_deactivated_after_the_limit(
+    ledgered: Ledgered, ready_loop: AdmissionLoop, clock: Clock, api: httpx.Client
+) -> None:
+    ledgered.apply(pool(("team-a", 8)))
+    ledgered.submit(job("stuck", 1, pods=8))
+    start = clock.now
+    await ready_loop.begin()
+    await ready_loop.cycle()
+    assert ledgered.workload("stuck")["state"] == "Admitted"
+
+    seen = []
+    for minutes in (4.9, 5, 5.5, 6, 11, 12, 13, 18):
+        await _at(ready_loop, clock, start, minutes)
+        row = ledgered.workload("stuck")
+        seen.append((minutes, row["state"], row["requeue_count"], row["reason_code"]))
+    assert seen == [
+        (4.9, "Admitted", 0, None),
+        (5, "Pending", 1, "WaitingForPodsReady"),  # timed out: backs off 60s
+        (5.5, "Pending", 1, "WaitingForPodsReady"),
+        (6, "Admitted", 1, None),
+        (11, "Pending", 2, "WaitingForPodsReady"),  # backs off 120s
+        (12, "Pending", 2, "WaitingForPodsReady"),
+        (13, "Admitted", 2, None),
+        (18, "Deactivated", 2, "Deactivated"),  # a third timeout is past the limit
+    ]
+    row = ledgered.workload("stuck")
+    assert (row["active"], row["deactivation"]) == (False, "WorkloadRequeuingLimitExceeded")
+    assert row["reasons"][0]["details"] == {"reason": "WorkloadRequeuingLimitExceeded"}
+    assert row["requeue_at"] == start + timedelta(minutes=13)
+    assert all(u["ended_at"] is not None for u in ledgered.usage("stuck"))
+
+    response = await asyncio.to_thread(api.get, "/api/v1/workloads/team-a/stuck/history")
+    assert response.status_code == 200, response.text
+    texts = [r["text"] for r in response.json()["rows"] if r["kind"] != "Waiting"]
+    until = [(start + timedelta(minutes=m)).isoformat() for m in (6, 13)]
+    assert texts == [
+        "Admitted to ClusterQueue team-a",
+        "Evicted from ClusterQueue team-a (PodsReadyTimeout, WaitForStart)",
+        f"Requeued (PodsReadyTimeout), backoff until {until[0]}",
+        "Admitted to ClusterQueue team-a",
+        "Evicted from ClusterQueue team-a (PodsReadyTimeout, WaitForStart)",
+        f"Requeued (PodsReadyTimeout), backoff until {until[1]}",
+        "Admitted to ClusterQueue team-a",
+        "Evicted from ClusterQueue team-a (Deactivated, WorkloadRequeuingLimitExceeded)",
+    ]
+    codes = [r["code"] for r in response.json()["rows"] if r["kind"] == "Waiting"]
+    assert "WaitingForPodsReady" in codes
+
+
+@pytest.mark.asyncio
+async def test_pods_reported_ready_in_time_are_never_timed_out(
+    ledgered: Ledgered, ready_loop: AdmissionLoop, clock: Clock
+) -> None:
+    ledgered.apply(pool(("team-a", 8)))
+    ledgered.submit(job("quick", 1, pods=8))
+    start = clock.now
+    await ready_loop.begin()
+    await ready_loop.cycle()
+    with ledgered.sessions() as session:
+        assert record_readiness(session, "team-a", "quick", ready=True,
+                                now=start + timedelta(minutes=1))
+    await _at(ready_loop, clock, start, 60)
+    row = ledgered.workload("quick")
+    assert (row["state"], row["readiness"], row["requeue_count"]) == ("Admitted", "PodsReady", 0)
+    assert "PodsReady" in ledgered.events("quick")
+
+
+@pytest.mark.asyncio
+async def test_lost_readiness_times_out_after_the_recovery_timeout(
+    ledgered: Ledgered, ready_loop: AdmissionLoop, clock: Clock
+) -> None:
+    ledgered.apply(pool(("team-a", 8)))
+    ledgered.submit(job("flaky", 1, pods=8))
+    start = clock.now
+    await ready_loop.begin()
+    await ready_loop.cycle()
+    with ledgered.sessions() as session:
+        record_readiness(session, "team-a", "flaky", ready=True, now=start)
+        record_readiness(session, "team-a", "flaky", ready=False,
+                         now=start + timedelta(minutes=30))
+    await _at(ready_loop, clock, start, 34)
+    assert ledgered.workload("flaky")["state"] == "Admitted"
+    await _at(ready_loop, clock, start, 35)
+    row = ledgered.workload("flaky")
+    assert (row["state"], row["eviction_reason"]) == ("Pending", "PodsReadyTimeout")
