@@ -145,6 +145,7 @@ def kube_settings(config: settings.Settings, **knobs: Any) -> KubeSettings:
         taint_nodes=kube.taint_nodes,
         health=config.health.thresholds,
         device_error_exit_codes=config.health.device_error_exit_codes,
+        pods_ready=config.pods_ready.enable,
         **knobs,
     )
 

@@ -356,7 +356,8 @@ def test_kube_settings_and_the_runner_config_are_built_from_the_tree() -> None:
     ("kind", "from_the_tree"),
     [
         pytest.param(KubeSettings, {"kubeconfig", "context", "identity", "lease_namespace", "lease_name",
-                                    "lease_seconds", "taint_nodes", "health", "device_error_exit_codes"},
+                                    "lease_seconds", "taint_nodes", "health", "device_error_exit_codes",
+                                    "pods_ready"},
                      id="KubeSettings"),
         pytest.param(RunnerConfig, {"holder", "interval", "leader_poll", "reconcile_every", "backoff_first",
                                     "backoff_max"}, id="RunnerConfig"),
