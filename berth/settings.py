@@ -492,4 +492,7 @@ def _checked(tree: Settings) -> Settings:
             f"BERTH_BACKOFF_MAX_SECONDS ({loop.backoff_max:g})",
             field="BERTH_BACKOFF_FIRST_SECONDS",
         )
+    if not tree.pods_ready.timeout:
+        raise SettingsError("BERTH_PODS_READY_TIMEOUT: must be longer than 0s",
+                            field="BERTH_PODS_READY_TIMEOUT")
     return tree

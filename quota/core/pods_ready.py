@@ -98,15 +98,16 @@ def over_limit(policy: PodsReadyPolicy, requeues: int) -> bool:
     return limit is not None and requeues + 1 > limit
 
 
-_DURATION = re.compile(r"(\d+)(h|m|s)")
-_UNITS = {"h": 3600, "m": 60, "s": 1}
+_DURATION = re.compile(r"(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?")
 
 
 def parse_duration(text: object) -> timedelta:
     """A Kubernetes duration as Kueue's configuration writes it (``5m``, ``90s``,
     ``1h30m``, ``0s``); ``ValueError`` saying what is expected otherwise."""
-    if isinstance(text, str) and text and re.fullmatch(r"(?:\d+[hms])+", text):
-        seconds = sum(int(n) * _UNITS[unit] for n, unit in _DURATION.findall(text))
-        if seconds <= 10 * 365 * 86400:
-            return timedelta(seconds=seconds)
+    match = _DURATION.fullmatch(text) if isinstance(text, str) and text else None
+    if match is not None:
+        hours, minutes, seconds = (int(match[part] or 0) for part in "hms")
+        total = hours * 3600 + minutes * 60 + seconds
+        if total <= 10 * 365 * 86400:
+            return timedelta(seconds=total)
     raise ValueError(f"{text!r} is not a duration (expected e.g. 5m, 90s, 1h30m)")

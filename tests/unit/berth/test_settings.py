@@ -232,6 +232,7 @@ BAD = [
     pytest.param("file", "BERTH_PODS_READY_BACKOFF_MAX_SECONDS", "1h", "is not a whole number", id="a longest backoff with a unit"),
     pytest.param("env", "BERTH_PODS_READY_TIMEOUT", "5 minutes", "is not a duration", id="a timeout in words"),
     pytest.param("file", "BERTH_PODS_READY_TIMEOUT", 300, "is not a duration", id="a timeout without a unit"),
+    pytest.param("env", "BERTH_PODS_READY_TIMEOUT", "0s", "must be longer than 0s", id="a zero pods-ready timeout"),
     pytest.param("env", "BERTH_PODS_READY_REQUEUING_TIMESTAMP", "Admission", "not Eviction or Creation", id="an unknown requeuing timestamp"),
     pytest.param("env", "BERTH_PODS_READY_BACKOFF_BASE_SECONDS", "0", "(1 or more)", id="a zero backoff"),
     pytest.param("file", "BERTH_SERVER", 8000, "is not a text value", id="a server that is a port"),
