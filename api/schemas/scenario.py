@@ -66,8 +66,8 @@ COMPONENTS: dict[str, JsonSchema] = {
         "type": "object",
         "additionalProperties": False,
         "description": "Kueue Configuration fields, as Kueue spells them",
-        "properties": {"waitForPodsReady": {"type": ["object", "null"], "additionalProperties": False,
-                       "properties": {
+        "properties": {"waitForPodsReady": {"type": ["object", "null"],
+                                            "additionalProperties": False, "properties": {
             "enable": {"type": "boolean"},
             "timeout": {"type": "string", "pattern": DURATION_PATTERN},
             "blockAdmission": {"type": "boolean"},
