@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
+from admission.engine.node_faults import nodes_of
 from admission.engine.types import EvictionDecision
+from quota.core.model import Node, NodeHealth
 from quota.core.pods_ready import (
     REQUEUING_LIMIT_EXCEEDED,
     PodsReadyPolicy,
@@ -23,6 +25,8 @@ from quota.core.pods_ready import (
 )
 from quota.core.reasons import EvictionReason
 from quota.core.workload import Workload, WorkloadState
+
+NODE_FAULT = "nodeFault"  # eviction detail: the unhealthy nodes its pods were on
 
 
 def deadline_of(workload: Workload, policy: PodsReadyPolicy) -> datetime | None:
@@ -35,16 +39,24 @@ def deadline_of(workload: Workload, policy: PodsReadyPolicy) -> datetime | None:
 
 
 def pods_ready_evictions(
-    workloads: Mapping[str, Workload], policy: PodsReadyPolicy, now: datetime
+    workloads: Mapping[str, Workload],
+    nodes: Mapping[str, Node],
+    policy: PodsReadyPolicy,
+    now: datetime,
 ) -> tuple[EvictionDecision, ...]:
-    """The evictions (or deactivations) due at ``now``, by workload key."""
+    """The evictions (or deactivations) due at ``now``, by workload key. One whose pods
+    run on a node Berth marked unhealthy names it (``nodeFault``): the hardware, not the
+    tenant, lost that time, and metering does not charge it."""
     if not policy.enable:
         return ()
-    return tuple(_timed_out(workloads, policy, now))
+    return tuple(_timed_out(workloads, nodes, policy, now))
 
 
 def _timed_out(
-    workloads: Mapping[str, Workload], policy: PodsReadyPolicy, now: datetime
+    workloads: Mapping[str, Workload],
+    nodes: Mapping[str, Node],
+    policy: PodsReadyPolicy,
+    now: datetime,
 ) -> Iterable[EvictionDecision]:
     for key in sorted(workloads):
         workload = workloads[key]
@@ -58,6 +70,10 @@ def _timed_out(
         waited = "timeout" if found[1] == "WaitForStart" else "recoveryTimeout"
         limit = policy.timeout if waited == "timeout" else policy.recovery
         details: dict[str, object] = {"underlyingCause": found[1], waited: str(limit)}
+        faulty = [name for name in nodes_of(workload)
+                  if name in nodes and nodes[name].health is not NodeHealth.HEALTHY]
+        if faulty:
+            details[NODE_FAULT] = faulty
         if over_limit(policy, workload.requeue_count):
             details.update(reason=REQUEUING_LIMIT_EXCEEDED,
                            requeueCount=workload.requeue_count)  # fmt: skip

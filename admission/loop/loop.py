@@ -195,7 +195,7 @@ class AdmissionLoop:
         view = self.cache.snapshot()
         # What no engine decision causes: node faults, then pods that are late to be Ready.
         faults = [*node_evictions(view.workloads, view.nodes),
-                  *pods_ready_evictions(view.workloads, view.pods_ready, now)]
+                  *pods_ready_evictions(view.workloads, view.nodes, view.pods_ready, now)]
         plan_evictions(requeues, self.cache.records, faults, now)
         stale_requeues = self._commit(requeues, now) if not requeues.empty else ()
         if stale_requeues is None:

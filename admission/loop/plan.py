@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from admission.engine.pods_ready import NODE_FAULT
 from admission.engine.statuses import PendingStatuses
 from admission.engine.stored_form import StoredForms, verdict_of
 from admission.engine.transitions import CHECKPOINTED, admitted, evicted, requeue_due
@@ -220,7 +221,8 @@ def _evict(
                        "until": eviction.requeue_at.isoformat()}
         events += (Event("Requeued", eviction.reason, backoff),)
     _transition(plan, record, moved.workload, now, events, evicts=True, releases=True,
-                end_reason=end, lost_from=checkpointed_at(workload))
+                end_reason=end, lost_from=checkpointed_at(workload),
+                node_fault=NODE_FAULT in eviction.details)
     plan.actions.append(
         Actuation(workload.key, workload.kind, EVICT, reason=_eviction_reason(workload, eviction))
     )
@@ -263,6 +265,7 @@ def _transition(
     releases: bool = False,
     end_reason: str | None = None,
     lost_from: datetime | None = None,
+    node_fault: bool = False,
 ) -> None:
     """Plan writing ``moved`` (what ``transitions`` made of the record's workload): the
     flags tell the ledger which usage, counts and stamps the change opens or closes."""
@@ -285,6 +288,7 @@ def _transition(
             requeue=_requeue_state(workload, moved),
             deactivation=moved.deactivation if moved.deactivation != workload.deactivation
             else None,
+            node_fault=node_fault,
         )
     )
     # Built directly, not with replace(): this runs once per decision, thousands per cycle.

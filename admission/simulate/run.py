@@ -224,7 +224,8 @@ class _World:
             self._may_cycle(now)
             snapshot = self.snapshot()
             faults = (*node_evictions(snapshot.workloads, snapshot.nodes),
-                      *pods_ready_evictions(snapshot.workloads, self.policy, now))
+                      *pods_ready_evictions(snapshot.workloads, snapshot.nodes, self.policy,
+                                            now))
             if faults:
                 released.extend(self._evict_all(faults, now))
                 snapshot = self.snapshot()

@@ -51,9 +51,15 @@ def upgrade() -> None:
     )
     op.add_column("workloads", sa.Column("requeue_at", sa.DateTime(timezone=True), nullable=True))
     op.add_column("workloads", sa.Column("deactivation", sa.Text(), nullable=True))
+    # A PodsReadyTimeout caused by an unhealthy node: its lost time is not charged.
+    op.add_column(
+        "usage_intervals",
+        sa.Column("node_fault", sa.Boolean(), server_default=sa.text("false"), nullable=False),
+    )
 
 
 def downgrade() -> None:
+    op.drop_column("usage_intervals", "node_fault")
     op.execute("DELETE FROM workload_events WHERE type IN ('PodsReady', 'PodsNotReady')")
     _event_types(_EVENT_TYPES_BEFORE)
     for column in ("deactivation", "requeue_at", "requeue_count", "readiness_since", "readiness"):

@@ -69,6 +69,7 @@ class Transition:
     # deactivates it (the row's ``active`` turns false).
     requeue: tuple[int, datetime | None] | None = None
     deactivation: str | None = None
+    node_fault: bool = False  # its lost work is a hardware fault's: not charged
 
 
 @dataclass(frozen=True, slots=True)

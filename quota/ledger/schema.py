@@ -401,6 +401,9 @@ class UsageIntervalRow(Base):
     end_reason: Mapped[str | None]  # an IntervalEnd; NULL while held
     # Set when an eviction ended it: the unsaved work ran from here (last checkpoint or start).
     lost_from: Mapped[datetime | None]
+    # A PodsReadyTimeout whose pods were on a node Berth marked unhealthy: the lost time is
+    # the hardware's, not charged to the tenant (as for a NodeUnhealthy eviction).
+    node_fault: Mapped[bool] = mapped_column(server_default=text("false"))
 
 
 class WorkloadEventRow(Base):

@@ -12,9 +12,13 @@ import pytest
 from builders.loop import Ledgered, RecordingActuator, pool
 from builders.manifests import job
 
+from admission.engine.node_faults import POD_NODES, pod_nodes_annotation
 from admission.loop.loop import AdmissionLoop
+from quota.core.model import NodeHealth
 from quota.core.pods_ready import PodsReadyPolicy
+from quota.ledger import nodes as ledger_nodes
 from quota.ledger.readiness import record_readiness
+from quota.ledger.reads import usage as usage_reads
 
 POLICY = PodsReadyPolicy(enable=True, timeout=timedelta(minutes=5), backoff_limit_count=2)
 
@@ -128,3 +132,45 @@ async def test_lost_readiness_times_out_after_the_recovery_timeout(
     await _at(ready_loop, clock, start, 35)
     row = ledgered.workload("flaky")
     assert (row["state"], row["eviction_reason"]) == ("Pending", "PodsReadyTimeout")
+
+
+NODES = "---\n".join(
+    f"apiVersion: v1\nkind: Node\nmetadata: {{name: {name}}}\n"
+    "status:\n  capacity: {nvidia.com/gpu: '8'}\n  allocatable: {nvidia.com/gpu: '8'}\n"
+    for name in ("gpu-1", "gpu-2")
+)
+FAULTS = [
+    pytest.param("gpu-1", True, id="pods on a node Berth marked Degraded: not charged"),
+    pytest.param("gpu-2", False, id="pods on a healthy node: the tenant's time"),
+]
+
+
+@pytest.mark.parametrize(("node", "fault"), FAULTS)
+@pytest.mark.asyncio
+async def test_time_lost_to_a_timeout_on_an_unhealthy_node_is_not_charged(
+    ledgered: Ledgered, ready_loop: AdmissionLoop, clock: Clock, node: str, fault: bool
+) -> None:
+    ledgered.apply(pool(("team-a", 16)) + "---\n" + NODES)
+    ledgered.submit(job("slow", 1, pods=8))
+    start = clock.now
+    await ready_loop.begin()
+    await ready_loop.cycle()
+    with ledgered.sessions() as session:
+        value = pod_nodes_annotation([node], start)
+        assert ledger_nodes.annotate_workload(session, "team-a", "slow", POD_NODES, value)
+        # Degraded (a device error elsewhere on it): still in the pool, so nothing evicts
+        # the workload for the node itself; its pods just never become Ready.
+        ledger_nodes.set_health(session, "gpu-1", NodeHealth.HEALTHY, NodeHealth.DEGRADED,
+                                why="a device error", actor="test")  # fmt: skip
+    await _at(ready_loop, clock, start, 5)
+    assert ledgered.workload("slow")["eviction_reason"] == "PodsReadyTimeout"
+    intervals = ledgered.rows(
+        "SELECT u.end_reason, u.node_fault FROM usage_intervals u JOIN workloads w "
+        "ON w.id = u.workload_id WHERE w.name = 'slow'")
+    assert {(r["end_reason"], r["node_fault"]) for r in intervals} == {("PodsReadyTimeout", fault)}
+    with ledgered.sessions() as session:
+        [line] = usage_reads.usage(session, start - timedelta(minutes=1),
+                                   start + timedelta(minutes=10), ["clusterQueue"])
+    held = 8 * 1000 * 300  # 8 GPUs (milli-units) for the 5 minutes to the timeout
+    assert line.milli_seconds == pytest.approx(held, rel=0.01)
+    assert line.charged_milli_seconds == (0 if fault else line.milli_seconds)

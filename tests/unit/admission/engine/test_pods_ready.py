@@ -9,8 +9,10 @@ import pytest
 from builders.engine import GPU, admitted, at, cq, snapshot, wl
 
 from admission.engine.cycle import run_cycle
-from admission.engine.pods_ready import pods_ready_evictions
+from admission.engine.node_faults import POD_NODES, pod_nodes_annotation
+from admission.engine.pods_ready import NODE_FAULT, pods_ready_evictions
 from admission.engine.transitions import evicted, pods_ready
+from quota.core.model import Node, NodeHealth
 from quota.core.pods_ready import (
     REQUEUING_LIMIT_EXCEEDED,
     PodsReadyPolicy,
@@ -59,7 +61,7 @@ TIMEOUTS = [
 @pytest.mark.parametrize(("policy", "workload", "now", "reason"), TIMEOUTS)
 def test_pods_ready_timeouts(policy: PodsReadyPolicy, workload: Workload, now: float,
                              reason: str | None) -> None:
-    found = pods_ready_evictions({workload.key: workload}, policy, at(now))
+    found = pods_ready_evictions({workload.key: workload}, {}, policy, at(now))
     assert [e.reason for e in found] == ([] if reason is None else [reason])
 
 
@@ -82,7 +84,7 @@ def test_each_timeout_counts_a_requeue_and_waits_out_its_backoff() -> None:
     until = []
     for n in range(1, 4):
         due = job.admitted_at + ON.timeout  # type: ignore[operator]
-        (eviction,) = pods_ready_evictions({job.key: job}, ON, due)
+        (eviction,) = pods_ready_evictions({job.key: job}, {}, ON, due)
         moved = evicted(job, eviction.reason, due, requeue_at=eviction.requeue_at).workload
         assert (moved.state, moved.requeue_count) == (WorkloadState.PENDING, n)
         until.append((moved.requeue_at - due).total_seconds())  # type: ignore[operator]
@@ -94,7 +96,7 @@ def test_each_timeout_counts_a_requeue_and_waits_out_its_backoff() -> None:
 def test_the_limit_deactivates_with_a_reason_saying_so() -> None:
     policy = replace(ON, backoff_limit_count=1)
     job = running(requeue_count=1)
-    (eviction,) = pods_ready_evictions({job.key: job}, policy, at(300))
+    (eviction,) = pods_ready_evictions({job.key: job}, {}, policy, at(300))
     moved = evicted(job, eviction.reason, at(300), deactivation=eviction.deactivation).workload
     assert (moved.state, moved.active, moved.deactivation) == (
         WorkloadState.DEACTIVATED, False, REQUEUING_LIMIT_EXCEEDED)
@@ -179,3 +181,19 @@ def test_durations(text: str, seconds: int) -> None:
 def test_bad_durations_are_refused(text: object) -> None:
     with pytest.raises(ValueError, match="not a duration"):
         parse_duration(text)
+
+
+NODE_FAULTS = [
+    pytest.param(NodeHealth.DEGRADED, ["gpu-1"], id="pods on a node Berth marked unhealthy: a node fault"),
+    pytest.param(NodeHealth.HEALTHY, None, id="pods on a healthy node: the workload's own fault"),
+]
+
+
+@pytest.mark.parametrize(("health", "named"), NODE_FAULTS)
+def test_a_timeout_names_the_unhealthy_nodes_its_pods_were_on(
+    health: NodeHealth, named: list[str] | None
+) -> None:
+    job = running(annotations={POD_NODES: pod_nodes_annotation(["gpu-1"], at(1))})
+    nodes = {"gpu-1": Node("gpu-1", health=health)}
+    (eviction,) = pods_ready_evictions({job.key: job}, nodes, ON, at(300))
+    assert eviction.details.get(NODE_FAULT) == named
