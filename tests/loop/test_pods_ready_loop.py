@@ -6,19 +6,28 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
 import pytest
+import yaml
 from builders.loop import Ledgered, RecordingActuator, pool
 from builders.manifests import job
+from builders.paths import SCENARIOS
 
 from admission.engine.node_faults import POD_NODES, pod_nodes_annotation
+from admission.intake.workloads import submit_workload
 from admission.loop.loop import AdmissionLoop
+from admission.simulate.run import simulate
+from admission.simulate.scenario import parse_scenario
 from quota.core.model import NodeHealth
 from quota.core.pods_ready import PodsReadyPolicy
+from quota.core.workload import Workload
 from quota.ledger import nodes as ledger_nodes
+from quota.ledger.apply import apply_objects
 from quota.ledger.readiness import record_readiness
 from quota.ledger.reads import usage as usage_reads
+from quota.ledger.repository import Ledger
 
 POLICY = PodsReadyPolicy(enable=True, timeout=timedelta(minutes=5), backoff_limit_count=2)
 
@@ -174,3 +183,51 @@ async def test_time_lost_to_a_timeout_on_an_unhealthy_node_is_not_charged(
     held = 8 * 1000 * 300  # 8 GPUs (milli-units) for the 5 minutes to the timeout
     assert line.milli_seconds == pytest.approx(held, rel=0.01)
     assert line.charged_milli_seconds == (0 if fault else line.milli_seconds)
+
+
+async def _settle(loop: AdmissionLoop) -> None:
+    """Cycles at the current instant until one neither admits, evicts nor requeues."""
+    for _ in range(20):
+        summary = await loop.cycle()
+        if not summary.retried and not (summary.admitted or summary.evicted or summary.requeued):
+            return
+    raise AssertionError("the loop did not settle")
+
+
+def _facts(workloads: list[Workload]) -> dict[str, tuple[str, int, int, datetime | None]]:
+    return {w.key: (str(w.state), w.eviction_count, w.requeue_count, w.requeue_at)
+            for w in workloads}  # fmt: skip
+
+
+@pytest.mark.asyncio
+async def test_the_loop_and_berth_simulate_agree_on_the_pods_ready_scenario(
+    ledgered: Ledgered, actuator: RecordingActuator
+) -> None:
+    """tests/scenarios/pods-ready-timeout.yaml has a step at every timer's instant, so the
+    loop, on a clock set to each step, must see what the simulator sees."""
+    path = SCENARIOS / "pods-ready-timeout.yaml"
+    text = path.read_text()
+    scenario = parse_scenario(text, str(path))
+    expected = simulate(scenario).steps
+    raw_steps: list[dict[str, Any]] = yaml.safe_load(text)["steps"]
+    assert all(set(raw) <= {"at", "create", "podsReady"} for raw in raw_steps)
+    clock = Clock()
+    clock.now = scenario.epoch
+    loop = AdmissionLoop(ledgered.sessions, actuator, clock=clock, pods_ready=scenario.pods_ready)
+    with ledgered.sessions() as session:
+        apply_objects(Ledger(session), list(scenario.objects), actor="test")
+    await loop.begin()
+    for step, raw, outcome in zip(scenario.steps, raw_steps, expected, strict=True):
+        clock.now = scenario.epoch + step.at
+        with ledgered.sessions() as session:
+            for index, doc in enumerate(raw.get("create", ())):
+                created = clock.now + timedelta(microseconds=index)
+                submit_workload(Ledger(session), doc, now=created, actor="test")
+            for key in step.pods_ready:
+                namespace, name = key.split("/")
+                record_readiness(session, namespace, name, ready=True, now=clock.now)
+        await _settle(loop)
+        with ledgered.sessions() as session:
+            in_ledger = _facts(Ledger(session).list_workloads())
+        assert in_ledger == _facts([v.workload for v in outcome.workloads]), step.at_text
+    assert ledgered.workload("stuck")["deactivation"] == "WorkloadRequeuingLimitExceeded"
