@@ -112,7 +112,7 @@ def eight_pods(name: str) -> dict[str, Any]:
                          nodeSelector={"zone": "a"})  # fmt: skip
 
 
-async def test_pods_all_ready_are_recorded_and_never_timed_out(
+async def test_pods_all_ready_are_recorded_and_a_lost_pod_starts_the_recovery_wait(
     fake_api: FakeApiServer, with_crds: FakeKubectl, sessions: SessionScope
 ) -> None:
     setup_queues(with_crds)
@@ -129,6 +129,9 @@ async def test_pods_all_ready_are_recorded_and_never_timed_out(
         world.clock.ahead = timedelta(hours=1)
         await world.loop.cycle()
         assert (world.row("train").state, world.running("train")) == ("Admitted", True)
+
+        world.kubectl.delete(f"{PODS}/train-3")  # a pod lost: the recovery wait starts
+        await world.until(lambda: world.row("train").readiness == "WaitForRecovery")
 
 
 async def test_never_ready_is_evicted_requeued_with_backoff_and_deactivated(
