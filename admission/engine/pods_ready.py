@@ -49,7 +49,8 @@ def pods_ready_evictions(
     tenant, lost that time, and metering does not charge it."""
     if not policy.enable:
         return ()
-    return tuple(_timed_out(workloads, nodes, policy, now))
+    found = sorted(_timed_out(workloads, nodes, policy, now), key=lambda e: e.key)
+    return tuple(found)
 
 
 def _timed_out(
@@ -58,8 +59,8 @@ def _timed_out(
     policy: PodsReadyPolicy,
     now: datetime,
 ) -> Iterable[EvictionDecision]:
-    for key in sorted(workloads):
-        workload = workloads[key]
+    # Every cycle, over every workload: the state test first, no sorting of them all.
+    for key, workload in workloads.items():
         if workload.state is not WorkloadState.ADMITTED or workload.admission is None:
             continue
         found = ready_deadline(policy, workload.readiness, workload.admitted_at,
@@ -90,8 +91,6 @@ def _timed_out(
 def unready_holder(workloads: Mapping[str, Workload]) -> str | None:
     """The first admitted workload (by key) whose pods are not all Ready, for
     ``blockAdmission``; None when every admitted workload is Ready."""
-    for key in sorted(workloads):
-        workload = workloads[key]
-        if workload.state is WorkloadState.ADMITTED and workload.readiness is not Readiness.READY:
-            return key
-    return None
+    admitted = WorkloadState.ADMITTED
+    return min((key for key, w in workloads.items()
+                if w.state is admitted and w.readiness is not Readiness.READY), default=None)
