@@ -25,10 +25,13 @@ Owner = tuple[str, str]
 
 
 def pod_ready(pod: Obj) -> bool:
-    """Whether ``pod`` is running with its Ready condition True (and not being deleted)."""
+    """Whether ``pod`` counts as Ready: its Ready condition True, or it has succeeded (as
+    Kueue counts a Job's ``ready + succeeded`` pods); not when failed or being deleted."""
     meta = pod.get("metadata") or {}
     status = pod.get("status") or {}
-    if meta.get("deletionTimestamp") or status.get("phase") in ("Succeeded", "Failed"):
+    if status.get("phase") == "Succeeded":
+        return True
+    if meta.get("deletionTimestamp") or status.get("phase") == "Failed":
         return False
     return any(c.get("type") == "Ready" and c.get("status") == "True"
                for c in status.get("conditions") or [])  # fmt: skip

@@ -26,7 +26,9 @@ READY = [
     pytest.param(pod("False"), False, id="Ready False"),
     pytest.param(pod(None), False, id="no Ready condition yet"),
     pytest.param(pod(deleting=True), False, id="being deleted"),
-    pytest.param(pod(phase="Succeeded"), False, id="done"),
+    pytest.param(pod("False", phase="Succeeded"), True,
+                 id="succeeded: counted as Kueue counts ready + succeeded"),
+    pytest.param(pod("True", phase="Failed"), False, id="failed"),
 ]
 
 
