@@ -186,14 +186,18 @@ def _happening(event: EventOut) -> Happening:
     """An event (already as the caller may see it) for the timeline."""
     p = event.preemptor
     queue = event.details.get("clusterQueue")
-    cause = event.details.get("why")
+    # A preemption's cause; Berth's own deactivation's reason; a pods-ready timeout's wait.
+    found = (event.details.get(k) for k in ("why", "reason", "underlyingCause"))
+    cause = next((c for c in found if isinstance(c, str) and c), None)
+    until = event.details.get("until") if event.type == "Requeued" else None
     return Happening(
         at=event.at,
         type=event.type,
         reason=event.reason,
         preemptor=None if p is None else Preemptor(p.workload, p.cluster_queue),
         cluster_queue=queue if isinstance(queue, str) else None,
-        cause=cause if isinstance(cause, str) else None,
+        cause=cause,
+        backoff_until=until if isinstance(until, str) else None,
     )
 
 

@@ -111,7 +111,8 @@ class PreemptorOut(Schema):
 
 class EventOut(Schema):
     at: datetime
-    type: str = Field(description="Admitted | Evicted | Requeued | Checkpointed | Finished")
+    type: str = Field(description="Admitted | Evicted | Requeued | Checkpointed | PodsReady | "
+                      "PodsNotReady | Finished")
     reason: str | None
     details: dict[str, Any]
     preemptor: PreemptorOut | None = Field(
