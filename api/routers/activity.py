@@ -37,9 +37,8 @@ class NodeResourceOut(BaseModel):
 
 
 class NodeWorkloadOut(BaseModel):
-    namespace: str = Field(description=f'"{tenancy.HIDDEN}" for a namespace the caller may '
-                                       "not see")
-    name: str
+    workload: str = Field(description=f'namespace/name, or "{tenancy.HIDDEN}" for a namespace '
+                                      "the caller may not see")
     clusterQueue: str
     pods: int = Field(description="of its pods, how many were placed on this node")
     held: dict[str, str] = Field(description="resource → quantity its pods hold on this node")
@@ -121,10 +120,8 @@ def node_map(ledger: LedgerDep, caller: Caller) -> NodeMapOut:
 
 def _resident(w: activity.Resident, caller: Caller) -> NodeWorkloadOut:
     # A tenant may know that a node is busy and with how much, not with whose work.
-    visible = tenancy.may_see(caller, w.namespace)
     return NodeWorkloadOut(
-        namespace=w.namespace if visible else tenancy.HIDDEN,
-        name=w.name if visible else tenancy.HIDDEN,
+        workload=tenancy.reference(caller, f"{w.namespace}/{w.name}"),
         clusterQueue=w.cluster_queue,
         pods=w.pods,
         held=format_resources(dict(w.held)),

@@ -303,7 +303,7 @@ def test_the_running_node_borrowing_and_age_panels_show_the_apis_answers(
                           f"{int(gpu['unhealthy'])} unhealthy of {int(gpu['capacity'])} GPUs")
         assert card.locator(".health").inner_text() == node["health"]
         assert card.locator("li").evaluate_all("ls => ls.map(l => l.dataset.workload)") == [
-            f"{w['namespace']}/{w['name']}" for w in node["workloads"]
+            w["workload"] for w in node["workloads"]
         ]
     pool = api.get("/api/v1/pool").json()["flavors"][0]["resources"][0]
     assert sum(int(next(r for r in n["resources"] if r["resource"] == GPU)["allocated"])
@@ -312,8 +312,7 @@ def test_the_running_node_borrowing_and_age_panels_show_the_apis_answers(
     placed: dict[str, int] = {}
     for n in nodes:
         for w in n["workloads"]:
-            key = f"{w['namespace']}/{w['name']}"
-            placed[key] = placed.get(key, 0) + w["pods"]
+            placed[w["workload"]] = placed.get(w["workload"], 0) + w["pods"]
     assert placed == on_nodes
 
     # Borrowing: lender → borrower cells hold the API's amounts now (which add up to what

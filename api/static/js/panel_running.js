@@ -90,7 +90,7 @@ function nodeCard(node) {
     shown.map((r) => devices(r)),
     node.workloads.length
       ? h("ul", { class: "residents" }, node.workloads.map((w) => {
-          const key = `${w.namespace}/${w.name}`;
+          const key = w.workload;
           const held = gpusOf(w.held);
           return h("li", { class: "clip", "data-workload": key, title: `${key} · ClusterQueue ${w.clusterQueue} · ${w.pods} pod(s) · ${held}` },
             `${key} `, h("span", { class: "muted" }, `${held} · ${w.clusterQueue}`));

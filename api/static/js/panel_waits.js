@@ -75,7 +75,8 @@ export async function listWaiting(queue, code, onOpen, cursor = null) {
                 h("td", { class: "clip name", title: key }, h("a", { href: `#workload=${key}` }, key)),
                 h("td", { class: "num" }, String(w.priority ?? "")),
                 h("td", { class: "num" }, w.position ?? "—"),
-                h("td", { class: "clip", title: formatTime(w.createdAt) }, formatTime(w.createdAt)));
+                h("td", { class: "clip", title: formatTime(w.createdAt) },
+                  `${formatDuration((Date.now() - new Date(w.createdAt).getTime()) / 1000)} ago`));
             })))))
       : empty("None any more: the list changed since the counts were drawn."),
     next ? h("button", { onclick: () => listWaiting(queue, code, onOpen, next) }, "more ›") : null);
