@@ -63,6 +63,13 @@ class PreemptionPairOut(BaseModel):
     count: int
 
 
+class PreemptionTotalOut(PreemptionPairOut):
+    lostResourceHours: dict[str, float] = Field(
+        description="resource → work its victims lost (resource-hours since each one's last "
+        "checkpoint, or its start)"
+    )
+
+
 class PreemptionBucketOut(BaseModel):
     start: datetime
     items: list[PreemptionPairOut]
@@ -72,7 +79,7 @@ class PreemptionsOut(BaseModel):
     start: datetime
     end: datetime
     stepSeconds: int
-    totals: list[PreemptionPairOut] = Field(description="over the whole window, most first")
+    totals: list[PreemptionTotalOut] = Field(description="over the whole window, most first")
     buckets: list[PreemptionBucketOut] = Field(description="only buckets with preemptions")
 
 
@@ -147,12 +154,17 @@ def preemptions(
             PreemptionPairOut(preemptorClusterQueue=pair[0], victimClusterQueue=pair[1],
                               count=r.count)
         )
+    lost: dict[tuple[str, str], dict[str, float]] = {}
+    for loss in activity.preemption_losses(ledger.session, start=start, end=end):
+        pair = (loss.preemptor_cluster_queue, loss.victim_cluster_queue)
+        lost.setdefault(pair, {})[loss.resource] = round(loss.milli_seconds / 3_600_000, 6)
     ordered = sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))
     return PreemptionsOut(
         start=start,
         end=end,
         stepSeconds=step,
-        totals=[PreemptionPairOut(preemptorClusterQueue=p, victimClusterQueue=v, count=n)
+        totals=[PreemptionTotalOut(preemptorClusterQueue=p, victimClusterQueue=v, count=n,
+                                   lostResourceHours=lost.get((p, v), {}))
                 for (p, v), n in ordered],
         buckets=[PreemptionBucketOut(start=at, items=items) for at, items in buckets.items()],
     )

@@ -19,6 +19,7 @@ pytestmark = pytest.mark.db
 
 ARTIFACTS = REPO / "test-artifacts"
 KEY = "/".join(BORROWER)
+GPU = "nvidia.com/gpu"
 
 
 @pytest.fixture(scope="module")
@@ -94,9 +95,19 @@ def test_the_preemptions_panel_counts_who_preempted_whom_as_the_api_does(
     page.goto(f"{api.base_url}/")
     panel = page.locator("#preemptions-body")
     panel.locator("table.matrix").wait_for()
+    # The work lost to them agrees with the usage report's preemption waste of the victim.
+    usage = api.get("/api/v1/usage", headers=admin, params={
+        "from": answer["start"], "groupBy": "clusterQueue"}).json()["items"]
+    waste = next(i for i in usage if i["group"]["clusterQueue"] == "spare")
+    [total] = answer["totals"]
+    assert total["lostResourceHours"][GPU] == pytest.approx(waste["wasteResourceSeconds"] / 3600)
+    assert total["lostResourceHours"][GPU] > 0
     for (preemptor, victim), count in by_pair.items():
         cell = panel.locator(f'tr[data-preemptor="{preemptor}"] td[data-victim="{victim}"]')
-        assert cell.inner_text() == str(count)
+        assert cell.locator(".count").inner_text() == str(count)
+        lost = cell.locator(f'.lost[data-resource="{GPU}"]')
+        assert float(lost.get_attribute("data-hours") or "nan") == total["lostResourceHours"][GPU]
+        assert lost.inner_text().endswith(" GPUs·h lost")
     total = sum(by_pair.values())
     assert panel.locator(".preemption-total").inner_text() == f"{total} preemptions"
     # One mark per bucket with preemptions, on the pair's row of the timeline.

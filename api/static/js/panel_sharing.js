@@ -67,7 +67,7 @@ export async function refreshPreemptions(hours) {
   const name = (q) => q || "(preemptor unknown)";
   const preemptors = [...new Set(totals.map((t) => t.preemptorClusterQueue))].sort();
   const victims = [...new Set(totals.map((t) => t.victimClusterQueue))].sort();
-  const count = (p, v) => (totals.find((t) => t.preemptorClusterQueue === p && t.victimClusterQueue === v) || {}).count || 0;
+  const total = (p, v) => totals.find((t) => t.preemptorClusterQueue === p && t.victimClusterQueue === v);
   const sum = totals.reduce((s, t) => s + t.count, 0);
   fill("preemptions-body",
     h("p", { class: "usage-summary" }, h("strong", { class: "preemption-total" }, `${sum} preemption${sum === 1 ? "" : "s"}`), ` in ${hours}h`),
@@ -77,8 +77,14 @@ export async function refreshPreemptions(hours) {
       h("tbody", {}, preemptors.map((p) => h("tr", { "data-preemptor": p },
         h("th", { class: "clip", title: name(p) }, name(p)),
         victims.map((v) => {
-          const n = count(p, v);
-          return h("td", { class: `num${n ? " warn" : " none"}`, "data-victim": v }, n ? String(n) : "·");
+          const t = total(p, v);
+          if (!t) return h("td", { class: "num none", "data-victim": v }, "·");
+          const lost = Object.entries(t.lostResourceHours).filter(([r]) => isGpu(r));
+          return h("td", { class: "num cell", "data-victim": v },
+            h("div", { class: "count warn" }, String(t.count)),
+            lost.map(([r, hours]) => h("div", { class: "muted lost", "data-resource": r, "data-hours": hours,
+              title: "work lost since each victim's last checkpoint (or its start)" },
+              `${small(hours)} ${unitOf(r)}·h lost`)));
         })))))),
     timeline(data, hours));
 }

@@ -87,6 +87,39 @@ def preemptions(
 
 
 @dataclass(frozen=True, slots=True)
+class PreemptionLoss:
+    """Work preemptions from one ClusterQueue's work onto another's threw away."""
+
+    preemptor_cluster_queue: str
+    victim_cluster_queue: str
+    resource: str
+    milli_seconds: int  # milli-units × seconds since each victim's last checkpoint (or start)
+
+
+_LOSSES = text(
+    f"""
+    SELECT COALESCE(p.q, ''), COALESCE(e.details->>'clusterQueue', w.cluster_queue, ''),
+           u.resource, sum(u.amount * EXTRACT(EPOCH FROM u.ended_at - u.lost_from))
+    FROM workload_events AS e JOIN workloads AS w ON w.id = e.workload_id
+    {PREEMPTOR_QUEUE}
+    JOIN usage_intervals AS u ON u.workload_id = e.workload_id AND u.ended_at = e.at
+         AND u.end_reason = 'Preempted' AND u.lost_from IS NOT NULL
+    WHERE e.type = 'Evicted' AND e.reason = 'Preempted' AND e.at >= :start AND e.at < :end
+    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+    """
+)
+
+
+@translated
+def preemption_losses(session: Session, *, start: datetime, end: datetime) -> list[PreemptionLoss]:
+    """Per preemptor's and victim's ClusterQueue and resource: the work lost by the
+    preemptions in [start, end), from the usage intervals each eviction ended (an eviction
+    and the end of its victim's intervals are written at the same instant)."""
+    rows = session.execute(_LOSSES, {"start": start, "end": end})
+    return [PreemptionLoss(p, v, r, round(n)) for p, v, r, n in rows]
+
+
+@dataclass(frozen=True, slots=True)
 class PendingAge:
     cluster_queue: str
     pending: int
