@@ -97,6 +97,8 @@ function timeline(data, hours) {
   const pairs = data.totals.map((t) => [t.preemptorClusterQueue, t.victimClusterQueue]);
   const max = Math.max(1, ...data.buckets.flatMap((b) => b.items.map((i) => i.count)));
   return h("table", { class: "grid fixed preemption-timeline" },
+    h("thead", {}, h("tr", {}, h("th", {}, "when"),
+      h("th", { class: "axis" }, h("span", {}, `${hours}h ago`), h("span", {}, "now")))),
     h("tbody", {}, pairs.map(([p, v]) => h("tr", {},
       h("td", { class: "clip pair", title: `${p || "?"} → ${v}` }, `${p || "?"} → ${v}`),
       h("td", {}, h("svg", { viewBox: `0 0 ${n} 10`, preserveAspectRatio: "none", class: "spark thin" },
