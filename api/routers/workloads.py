@@ -40,7 +40,7 @@ from quota.core.errors import NotFound
 from quota.core.quantity import format_resources
 from quota.core.reasons import WaitReason
 from quota.core.timeline import EVICTED, Happening, Preemptor, Row, summarize
-from quota.core.workload import WorkloadState
+from quota.core.workload import Admission, WorkloadState
 from quota.ledger.reads import history as history_reads
 from quota.ledger.reads import workloads as reads
 
@@ -264,7 +264,18 @@ def _summary_fields(view: reads.WorkloadView, caller: Grant | None) -> dict[str,
         reason=view.reason_code,
         message=str(primary.get("message", "")) if primary is not None else None,
         position=view.position,
+        flavors=sorted({f for a in admission.pod_sets for f in a.flavors.values()})
+        if (admission := view.admission) is not None else [],
+        nodes=_nodes(view.admission),
     )
+
+
+def _nodes(admission: Admission | None) -> dict[str, int]:
+    pods: dict[str, int] = {}
+    for placement in (admission.placement or ()) if admission is not None else ():
+        for node, n in placement.nodes.items():
+            pods[node] = pods.get(node, 0) + n
+    return dict(sorted(pods.items()))
 
 
 def _admission(view: reads.WorkloadView) -> AdmissionOut | None:

@@ -73,6 +73,11 @@ class WorkloadSummary(Schema):
     reason: str | None = Field(description="primary wait reason code (pending only)")
     message: str | None = Field(description="the primary reason's sentence")
     position: int | None = Field(description="1-based place in its ClusterQueue's order")
+    flavors: list[str] = Field(description="the flavors its admission holds, in name order")
+    nodes: dict[str, int] = Field(
+        description="node → pods placed there by its admission; empty when admitted on "
+        "quota alone (no node inventory) or not admitted"
+    )
 
 
 class WorkloadDetail(WorkloadSummary):
