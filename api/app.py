@@ -17,6 +17,7 @@ from api.body_limit import BodyLimit
 from api.deps import AppContext
 from api.guards import no_nul
 from api.routers import (
+    admission_checks,
     apply,
     audit,
     dashboard,
@@ -85,6 +86,7 @@ def create_app(context: AppContext, *, simulation: SimulationLimits | None = Non
     )  # fmt: skip
     app.include_router(apply.router, dependencies=admin, responses=admin_errors)
     app.include_router(workload_actions.router, dependencies=admin, responses=admin_errors)
+    app.include_router(admission_checks.router, dependencies=admin, responses=admin_errors)
     app.include_router(simulate.router, dependencies=admin, responses=admin_errors)
     app.include_router(dashboard.router)
     app.include_router(nodes.actions, dependencies=admin, responses=admin_errors)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from admission.engine import reasons, transitions
+from admission.engine import check_states, reasons, transitions
 from admission.engine.candidates import FailedSearches
 from admission.engine.capacity import Capacity, demands
 from admission.engine.checks import (
@@ -57,6 +57,8 @@ Usage = Mapping[FlavorResource, int]
 # the pending order: (borrows, fair share after admission, -priority, creation, key).
 CohortKey = tuple[bool, int, int, datetime, str]
 
+# Holders a stopped queue or a deactivation drains (an Evicting one is on its way out).
+_DRAINED = frozenset({WorkloadState.ADMITTED, WorkloadState.QUOTA_RESERVED})
 # Reasons worth adding to a workload that is held back anyway: they will not go away alone.
 _PERMANENT = frozenset({WaitReason.NO_MATCHING_FLAVOR, WaitReason.EXCEEDS_MAX_QUOTA})
 
@@ -112,6 +114,7 @@ class _Cycle:
 
     def run(self) -> CycleResult:
         self._drain()
+        self._settle_checks()
         self.open_holders = self._open_holders()
         pending = self._classify()
         self._admit(pending)
@@ -130,7 +133,7 @@ class _Cycle:
         for key in sorted(self.holdings.queue_of):
             cq = self.holdings.queue_of[key]
             workload = self.holdings.by_queue[cq][key]
-            if workload.state is not WorkloadState.ADMITTED:
+            if workload.state not in _DRAINED:
                 continue
             why = drain_reason(self.snapshot, workload, cq)
             if why is not None:
@@ -138,6 +141,35 @@ class _Cycle:
                 self.holdings.remove(key)
                 self._release(key)
                 self.evicted.append(EvictionDecision(key, "", None, cq, why))
+
+    def _settle_checks(self) -> None:
+        """Admit the reservations whose admission checks all passed; evict those a check
+        answered Retry or Rejected; the rest wait for their checks."""
+        for key in sorted(self.holdings.queue_of):
+            cq = self.holdings.queue_of[key]
+            workload = self.holdings.by_queue[cq][key]
+            if workload.state is not WorkloadState.QUOTA_RESERVED:
+                continue
+            outcome = check_states.judge(self.snapshot, workload, self.now)
+            assert workload.admission is not None  # it holds quota
+            if outcome.admit:
+                usage = self.holdings.usage[key]
+                self.holdings.remove(key)
+                self.holdings.add(cq, transitions.admitted(workload, workload.admission,
+                                                           self.now), usage)
+                self.admitted.append(AdmissionDecision(key, workload.admission, False,
+                                                       checked=True))
+            elif outcome.reason is not None:
+                self.tree.remove(cq, self.holdings.usage[key])
+                self.holdings.remove(key)
+                self._release(key)
+                check = outcome.check
+                details = {} if check is None else {"check": check.name,
+                                                    "message": check.message}
+                self.evicted.append(EvictionDecision(key, "", None, cq, outcome.reason,
+                                                     details, check, outcome.requeue_at))
+            elif outcome.waiting is not None:
+                self.waiting[key] = Waiting(cq, [outcome.waiting])
 
     def _open_holders(self) -> dict[str, int]:
         """Holders a victim search could pick, per pool: those admitted in this cycle or
@@ -167,6 +199,11 @@ class _Cycle:
                 route = routes[lq] = (cq_name, not held and cq_name is not None)
             target, clear = route
             pc = workload.priority_class
+            if clear and workload.requeue_at is not None:  # an admission check's Retry
+                backoff = check_states.backing_off(workload, self.now)
+                if backoff is not None:
+                    self.waiting[key] = Waiting(target, [backoff])
+                    continue
             if not clear or not workload.active or (pc is not None and pc not in classes):
                 self._hold(key, workload)
                 continue
@@ -362,10 +399,13 @@ class _Cycle:
     def _admit_as(self, cq: str, workload: Workload, admission: Admission,
                   usage: Usage, borrows: bool) -> None:
         self.tree.add(cq, usage)
-        admitted = transitions.admitted(workload, admission, self.now)
+        # A queue with admission checks for these flavors only reserves the quota.
+        checks = check_states.checks_for(self.queues[cq].admission_checks, admission)
+        admitted = (check_states.reserved(workload, admission, checks, self.now) if checks
+                    else transitions.admitted(workload, admission, self.now))
         self.holdings.add(cq, admitted, dict(usage))
         self.protected.add(workload.key)
-        self.admitted.append(AdmissionDecision(workload.key, admission, borrows))
+        self.admitted.append(AdmissionDecision(workload.key, admission, borrows, checks))
 
     def _release(self, key: str) -> None:
         if self.capacity is not None:

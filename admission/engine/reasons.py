@@ -28,6 +28,13 @@ def deactivated() -> Reason:
     return Reason(WaitReason.DEACTIVATED, "the workload is deactivated (active: false)", {})
 
 
+def rejected_by_check(check: str, message: str) -> Reason:
+    said = f": {message}" if message else ""
+    return Reason(WaitReason.DEACTIVATED,
+                  f"the workload is deactivated: admission check {check} rejected it{said}",
+                  {"check": check, "message": message})
+
+
 def misconfigured(obj: str, problem: str) -> Reason:
     return Reason(WaitReason.MISCONFIGURED, f"{obj}: {problem}", {"object": obj,
                                                                    "problem": problem})

@@ -1,7 +1,8 @@
 """What a decision does to a workload (PURE): admitted, evicted, back in the queue.
 
 The durable loop (``admission.loop.plan``) and the simulator (``admission.simulate.run``)
-move workloads through these functions alone, so ``berth serve`` and ``berth simulate``
+move workloads through these functions alone (``reserved`` for a queue with admission
+checks, ``admission.engine.check_states``), so ``berth serve`` and ``berth simulate``
 agree on a workload's state, eviction count, timestamps and checkpoint annotations after
 every admission, preemption, node fault (``node_faults``), checkpoint and grace expiry.
 What each adds is its own: the loop writes the ledger rows, events and actuations; the
@@ -19,12 +20,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from admission.engine.check_states import after_eviction
+from admission.engine.check_states import reserved as reserved
 from quota.core.checkpoints import (
     checkpoint_grace,
     checkpointed_at,
     reports_after,
     with_checkpoint,
 )
+from quota.core.checks import CheckStatus
 from quota.core.reasons import EvictionReason
 from quota.core.workload import Admission, Workload, WorkloadState
 
@@ -38,7 +42,7 @@ GRACE_EXPIRED = "CheckpointGraceExpired"
 def admitted(workload: Workload, admission: Admission, now: datetime) -> Workload:
     """Holding quota by ``admission`` since ``now``; a past eviction's stamp cleared."""
     return replace(workload, state=WorkloadState.ADMITTED, admission=admission,
-                   admitted_at=now, evicted_at=None)  # fmt: skip
+                   admitted_at=now, evicted_at=None, requeue_at=None)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +53,13 @@ class Eviction:
     grace: timedelta | None = None  # None: its quota is released now
 
 
-def evicted(workload: Workload, reason: str, now: datetime) -> Eviction:
+def evicted(workload: Workload, reason: str, now: datetime, check: CheckStatus | None = None,
+            requeue_at: datetime | None = None) -> Eviction:
     """``workload`` evicted for ``reason`` at ``now``: with a grace for a graceful reason it
     is ``Evicting`` and keeps its admission; else it releases its quota, deactivated for
-    reason Deactivated, back in the queue for any other."""
+    reason Deactivated, back in the queue for any other. ``check``: the admission check
+    whose Retry or Rejected evicts it (``requeue_at``: the end of a Retry's backoff)."""
+    workload = after_eviction(workload, check, requeue_at)
     count = workload.eviction_count + 1
     grace = checkpoint_grace(workload) if reason in GRACEFUL else None
     if grace is not None:

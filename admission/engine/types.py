@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from quota.core.checks import AdmissionCheck, CheckStatus, ProvisioningRequestConfig
 from quota.core.model import (
     ClusterQueue,
     Cohort,
@@ -31,7 +32,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """The ledger as the engine sees it. ``workloads`` holds every unfinished workload:
-    pending ones and those holding quota (Admitted or Evicting, with ``admission`` set)."""
+    pending ones and those holding quota (QuotaReserved, Admitted or Evicting, with
+    ``admission`` set)."""
 
     flavors: Mapping[str, ResourceFlavor] = field(default_factory=dict)
     cluster_queues: Mapping[str, ClusterQueue] = field(default_factory=dict)
@@ -42,6 +44,8 @@ class Snapshot:
     topologies: Mapping[str, Topology] = field(default_factory=dict)
     nodes: Mapping[str, Node] = field(default_factory=dict)
     workloads: Mapping[str, Workload] = field(default_factory=dict)  # "ns/name"
+    admission_checks: Mapping[str, AdmissionCheck] = field(default_factory=dict)
+    provisioning_configs: Mapping[str, ProvisioningRequestConfig] = field(default_factory=dict)
     fair_sharing: bool = False
     # Shape ids kept across the loop's cycles (admission.engine.shapes.ShapeMemo); a
     # cache only: it never changes a decision, and None builds them afresh.
@@ -80,6 +84,9 @@ class AdmissionDecision:
     key: str
     admission: Admission
     borrowing: bool  # admitted using quota borrowed from the cohort
+    # Non-empty: quota reserved only, admitted once these admission checks pass.
+    checks: tuple[str, ...] = ()
+    checked: bool = False  # a reservation whose checks all passed: admitted now
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +101,9 @@ class EvictionDecision:
     cluster_queue: str
     reason: str = "Preempted"  # an EvictionReason value
     details: Mapping[str, object] = field(default_factory=dict)  # more for the Evicted event
+    # An admission check that answered Retry or Rejected, and the end of a Retry's backoff.
+    check: CheckStatus | None = None
+    requeue_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from pydantic import ConfigDict, Field
 
 from api.schemas.base import Schema
 from api.schemas.errors import ProblemOut
+from quota.core.checks import CheckState
 from quota.core.model import QueueingStrategy, StopPolicy
 from quota.core.quantity import QUANTITY_PATTERN
 from quota.core.workload import QUEUE_NAME_LABEL, WorkloadState
@@ -340,6 +341,14 @@ class AdmissionWrite(Schema):
     pod_set_assignments: list[PodSetAssignmentOut]
 
 
+class CheckStateOut(Schema):
+    """One admission check's state on a workload reserving quota."""
+
+    name: str
+    state: CheckState
+    message: str
+
+
 class WorkloadOut(Schema):
     """A workload as the write routes answer it."""
 
@@ -356,3 +365,4 @@ class WorkloadOut(Schema):
     eviction_count: int
     pod_sets: list[PodSetWrite]
     admission: AdmissionWrite | None
+    admission_checks: list[CheckStateOut] = Field(default_factory=list)

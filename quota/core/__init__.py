@@ -6,6 +6,7 @@ In reading order:
 - ``quantity``: Kubernetes quantities as exact integers in milli-units; ``times``: RFC 3339
   date-times as the REST API takes them.
 - ``model``: the ledger's objects as frozen values (flavors, queues, cohorts, nodes, ...).
+- ``checks``: admission checks, their controllers' configuration, per-workload check states.
 - ``kinds``: the object kinds and the names users may call them by.
 - ``workload``: workloads as frozen values: pod sets, admission, states and state sets,
   and the pending order.

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from quota.core.checks import CheckStatus
 from quota.core.workload import Admission, Workload, WorkloadState
 
 
@@ -41,7 +42,7 @@ class WorkloadRecord:
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    type: str  # Admitted | Evicted | Finished | Requeued
+    type: str  # Admitted | QuotaReserved | CheckChanged | Evicted | Finished | Requeued
     reason: str | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
 
@@ -65,6 +66,9 @@ class Transition:
     # it evicts; ``lost_from``: its last checkpoint, where an eviction's lost work begins.
     end_reason: str | None = None
     lost_from: datetime | None = None
+    # Its admission checks' states and Retry backoff afterwards (quota.core.checks).
+    checks: tuple[CheckStatus, ...] = ()
+    requeue_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

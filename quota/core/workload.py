@@ -11,22 +11,24 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
+from quota.core.checks import CheckStatus
 from quota.core.model import SelectorRequirement, Toleration
 
 
 class WorkloadState(StrEnum):
     PENDING = "Pending"
+    QUOTA_RESERVED = "QuotaReserved"  # holds quota; admitted once its admission checks pass
     ADMITTED = "Admitted"
     EVICTING = "Evicting"  # chosen as a victim, checkpoint grace running, still holds quota
     FINISHED = "Finished"
     DEACTIVATED = "Deactivated"
 
 
-# The states whose admission counts as usage: admitted, or chosen as a victim and still
-# checkpointing. The one definition: the engine, the simulator, the loop, the Kubernetes
-# adapter and the ledger's SQL all read it.
+# The states whose admission counts as usage: quota reserved, admitted, or chosen as a
+# victim and still checkpointing. The one definition: the engine, the simulator, the loop,
+# the Kubernetes adapter and the ledger's SQL all read it.
 HOLDS_QUOTA: frozenset[WorkloadState] = frozenset(
-    {WorkloadState.ADMITTED, WorkloadState.EVICTING}
+    {WorkloadState.QUOTA_RESERVED, WorkloadState.ADMITTED, WorkloadState.EVICTING}
 )
 # The same states as the ledger's ``state`` column spells them, for ``state = ANY(:holding)``.
 HOLDS_QUOTA_SQL: tuple[str, ...] = tuple(sorted(str(state) for state in HOLDS_QUOTA))
@@ -116,6 +118,10 @@ class Workload:
     annotations: Mapping[str, str] = field(default_factory=dict)
     kind: str = "Job"  # Job | Workload: the object it came from
     evicted_at: datetime | None = None  # Evicting: when it was asked to checkpoint
+    # Its admission checks' states while it reserves quota (quota.core.checks); after a
+    # Retry, ``requeue_at`` says when it may reserve again.
+    checks: tuple[CheckStatus, ...] = ()
+    requeue_at: datetime | None = None
 
     @property
     def key(self) -> str:

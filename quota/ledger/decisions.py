@@ -49,12 +49,14 @@ def write_transitions(
                                   WHEN v.admits THEN NULL ELSE w.evicted_at END,
                 eviction_reason = CASE WHEN v.evicts THEN v.end_reason
                                        WHEN v.admits THEN NULL ELSE w.eviction_reason END,
+                admission_checks = v.checks, requeue_at = v.requeue_at,
                 reason_code = NULL, reasons = '[]'::jsonb, hints = '[]'::jsonb,
                 queue_position = NULL, evaluated_at = :now,
                 version = w.version + 1, updated_at = now()
             FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS v(
                 id bigint, version int, state text, admission jsonb, cluster_queue text,
-                admits bool, evicts bool, end_reason text)
+                admits bool, evicts bool, end_reason text, checks jsonb,
+                requeue_at timestamptz)
             WHERE w.id = v.id AND w.version = v.version
             RETURNING w.id
             """
@@ -72,6 +74,9 @@ def write_transitions(
                         "admits": t.admits,
                         "evicts": t.evicts,
                         "end_reason": t.end_reason,
+                        "checks": codec.check_statuses_json(t.checks),
+                        "requeue_at": None if t.requeue_at is None
+                        else t.requeue_at.isoformat(),
                     }
                     for t, a in zip(transitions, admissions, strict=True)
                 ]

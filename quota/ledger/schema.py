@@ -43,7 +43,9 @@ NAMING_CONVENTION = {
 # Owners of resource groups: quota hangs off a ClusterQueue or a Cohort.
 OWNER_KINDS = ("ClusterQueue", "Cohort")
 AUDIT_ACTIONS = ("create", "update", "delete")
-EVENT_TYPES = ("Admitted", "Evicted", "Finished", "Requeued", "Checkpointed")
+EVENT_TYPES = (
+    "Admitted", "Evicted", "Finished", "Requeued", "Checkpointed", "QuotaReserved", "CheckChanged",
+)  # fmt: skip
 
 
 class Base(DeclarativeBase):
@@ -190,6 +192,21 @@ class TopologyRow(Versioned, Base):
     levels: Mapped[list[Any]]  # node label keys, outermost first
 
 
+class AdmissionCheckRow(Versioned, Base):
+    __tablename__ = "admission_checks"
+
+    name: Mapped[str] = mapped_column(primary_key=True)
+    controller_name: Mapped[str]
+    parameters: Mapped[dict[str, Any] | None]  # {apiGroup, kind, name}
+
+
+class ProvisioningRequestConfigRow(Versioned, Base):
+    __tablename__ = "provisioning_request_configs"
+
+    name: Mapped[str] = mapped_column(primary_key=True)
+    spec: Mapped[dict[str, Any]]  # the manifest's spec, every default written out
+
+
 class NodeRow(Versioned, Base):
     __tablename__ = "nodes"
     __table_args__ = (_one_of("health", _values(NodeHealth), "health"),)
@@ -314,6 +331,10 @@ class WorkloadRow(Base):
     evicted_at: Mapped[datetime | None]
     # Why it was last evicted: a checkpointing victim's usage is closed with it later.
     eviction_reason: Mapped[str | None]
+    # Its admission checks' states while it reserves quota ([{name, state, message, ...}]),
+    # and when it may reserve again after a check answered Retry.
+    admission_checks: Mapped[list[Any]] = mapped_column(server_default=text("'[]'::jsonb"))
+    requeue_at: Mapped[datetime | None]
     # The transaction that last wrote the row (set by a trigger): the loop reloads only
     # rows written since it last looked.
     change_xid: Mapped[int] = mapped_column(server_default=text("0"))

@@ -78,6 +78,8 @@ def from_workload_row(row: Mapping[Any, Any]) -> Workload:
         admitted_at=row["admitted_at"],
         eviction_count=row["eviction_count"],
         evicted_at=row.get("evicted_at"),
+        checks=codec.from_check_statuses(row.get("admission_checks")),
+        requeue_at=row.get("requeue_at"),
         labels=dict(row["labels"]),
         annotations=dict(row["annotations"]),
         kind=row["kind"],
