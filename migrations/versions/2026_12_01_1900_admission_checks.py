@@ -27,6 +27,11 @@ _STATES = f"{_STATES_BEFORE}, 'QuotaReserved'"
 _EVENTS_BEFORE = "'Admitted', 'Evicted', 'Finished', 'Requeued', 'Checkpointed'"
 _EVENTS = f"{_EVENTS_BEFORE}, 'QuotaReserved', 'CheckChanged'"
 _TABLES = ("admission_checks", "provisioning_request_configs")
+_ENDS_BEFORE = (
+    "'Finished', 'Failed', 'Deleted', 'Reclaimed', 'Preempted', 'NodeUnhealthy', "
+    "'ClusterQueueStopped', 'Deactivated', 'PodsReadyTimeout', 'MaximumExecutionTimeExceeded'"
+)
+_ENDS = f"{_ENDS_BEFORE}, 'AdmissionCheck'"
 
 
 def _versioned() -> list[sa.Column[object]]:
@@ -73,9 +78,20 @@ def upgrade() -> None:
     op.create_check_constraint(
         op.f("ck_workload_events_type"), "workload_events", f"type IN ({_EVENTS})"
     )
+    _end_reasons(_ENDS)
+
+
+def _end_reasons(allowed: str) -> None:
+    op.drop_constraint(op.f("ck_usage_intervals_end_reason"), "usage_intervals", type_="check")
+    op.create_check_constraint(
+        op.f("ck_usage_intervals_end_reason"), "usage_intervals", f"end_reason IN ({allowed})"
+    )
 
 
 def downgrade() -> None:
+    op.execute("UPDATE usage_intervals SET end_reason = 'Preempted' "
+               "WHERE end_reason = 'AdmissionCheck'")
+    _end_reasons(_ENDS_BEFORE)
     op.execute("DELETE FROM workload_events WHERE type IN ('QuotaReserved', 'CheckChanged')")
     op.drop_constraint(op.f("ck_workload_events_type"), "workload_events", type_="check")
     op.create_check_constraint(
