@@ -11,10 +11,10 @@ import httpx
 import pytest
 from builders.loop import Ledgered, RecordingActuator, pool
 from builders.manifests import job
+from builders.paths import REPO
 
 from admission.loop.actuation import ADMIT
 from admission.loop.loop import AdmissionLoop
-from builders.paths import REPO
 
 CHECK = """
 apiVersion: kueue.x-k8s.io/v1beta2
