@@ -16,6 +16,7 @@ In reading order:
   operator may do, which nodes take work.
 - ``checkpoints``: checkpoint annotations, grace and last save.
 - ``metering``, ``borrowing``: why usage ended, prices and cost; who owes whom.
+- ``demand``: what waiting work asks of the cluster: capacity demand, quota-blocked demand.
 - ``cycle_writes``: what one admission cycle writes, as plain values.
 - ``timeline``: a workload's history as people read it: merged, ordered, totalled, with
   each eviction's preemptor.
