@@ -31,7 +31,7 @@ from quota.core.model import NodeHealth
 from quota.ledger import nodes as ledger_nodes
 from quota.ledger.reads import metrics as aggregates
 from quota.ledger.reads import queues
-from quota.ledger.reads.demand import read_demand
+from quota.ledger.reads.demand import check_counts, read_demand, reserving_counts
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -78,6 +78,8 @@ class LedgerCollector(Collector):
             preemptions = aggregates.preemption_counts(session)
             oldest = aggregates.oldest_pending(session)
             wanted = read_demand(session)
+            reserving = reserving_counts(session)
+            checks = check_counts(session)
         pending = GaugeMetricFamily(
             "berth_pending_workloads",
             "Pending workloads by ClusterQueue and primary wait reason",
@@ -111,7 +113,8 @@ class LedgerCollector(Collector):
         )
         yield kueue.oldest_pending(oldest)
         yield from _demand(wanted)
-        yield from kueue.queue_families(statuses)
+        yield _checks(checks)
+        yield from kueue.queue_families(statuses, reserving)
         yield kueue.wait_histogram(queue_waits)
         yield from kueue.history_families(events, preemptions)
 
@@ -136,6 +139,19 @@ def _demand(wanted: Demand) -> Iterator[Metric]:
         for line in lines:
             family.add_metric([line.flavor, line.resource, line.level or ""], line.amount / 1000)
     yield from (capacity, blocked)
+
+
+def _checks(counts: dict[str, dict[tuple[str, str], int]]) -> Metric:
+    """Workloads reserving quota, per ClusterQueue, admission check and the check's state."""
+    family = GaugeMetricFamily(
+        "berth_admission_check_workloads",
+        "Workloads reserving quota for their admission checks, by check and its state",
+        labels=["cluster_queue", "check", "state"],
+    )
+    for queue, by_check in sorted(counts.items()):
+        for (check, state), count in sorted(by_check.items()):
+            family.add_metric([queue, check, state], count)
+    return family
 
 
 def _node_health(nodes: list[ledger_nodes.NodeSummary]) -> Metric:

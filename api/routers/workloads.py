@@ -186,7 +186,7 @@ def _happening(event: EventOut) -> Happening:
     """An event (already as the caller may see it) for the timeline."""
     p = event.preemptor
     queue = event.details.get("clusterQueue")
-    cause = event.details.get("why")
+    cause = event.details.get("why") or event.details.get("check")  # a check's name
     return Happening(
         at=event.at,
         type=event.type,

@@ -15,6 +15,7 @@ from builders.paths import REPO
 
 from admission.loop.actuation import ADMIT
 from admission.loop.loop import AdmissionLoop
+from berth.cli.why import explain
 
 CHECK = """
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -53,6 +54,16 @@ async def test_a_ready_external_check_admits_the_reservation(
     assert ADMIT not in [a.action for a in actuator.actions]  # the Job stays suspended
     await loop.cycle()
     assert ledgered.workload("train")["reason_code"] == "WaitingForAdmissionCheck"
+    shown = (await asyncio.to_thread(api.get, "/api/v1/workloads/team-a/train")).json()
+    history = (await asyncio.to_thread(api.get, "/api/v1/workloads/team-a/train/history")).json()
+    why = explain(shown, history)
+    assert "Why: WaitingForAdmissionCheck: quota is reserved; admission check capacity" in why
+    assert "QuotaReserved in ClusterQueue team-a" in why
+    metrics = (await asyncio.to_thread(api.get, "/metrics")).text
+    assert ('berth_admission_check_workloads{check="capacity",cluster_queue="team-a",'
+            'state="Pending"} 1.0') in metrics
+    assert 'kueue_admitted_active_workloads{cluster_queue="team-a"} 0.0' in metrics
+    assert 'kueue_reserving_active_workloads{cluster_queue="team-a"} 1.0' in metrics
 
     answered = await _answer(api, "team-a/train", {"state": "Ready"})
     assert answered.status_code == 200, answered.text
