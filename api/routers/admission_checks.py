@@ -43,7 +43,7 @@ class CheckStateBody(Schema):
     "/workloads/{namespace}/{name}/admission-checks/{check}",
     response_model=WorkloadOut,
     responses=error_responses(
-        404, 409,
+        404, 409, 413,
         notes={409: "Conflict: the workload is not reserving quota, or has no such check"},
     ),
 )  # fmt: skip

@@ -25,6 +25,7 @@ from quota.core.checks import CheckState
 from quota.core.model import QueueingStrategy, StopPolicy
 from quota.core.quantity import QUANTITY_PATTERN
 from quota.core.workload import QUEUE_NAME_LABEL, WorkloadState
+from quota.manifests.checks import MERGE_POLICIES
 from quota.manifests.documents import API_VERSIONS
 from quota.manifests.jobs import JOB_API_VERSION, MAX_POD_SETS, WORKLOAD_API_VERSIONS
 from quota.manifests.kinds import INT32
@@ -129,6 +130,11 @@ _QUOTA_OBJECTS: dict[str, JsonSchema] = {
             "queueingStrategy": _enum(QueueingStrategy), "namespaceSelector": _OBJECT,
             "flavorFungibility": _OBJECT, "preemption": _OBJECT,
             "admissionChecks": {"type": ["array", "null"], "items": NAME, "uniqueItems": True},
+            "admissionChecksStrategy": _nullable(_known({"admissionChecks": {
+                "type": ["array", "null"],
+                "items": _known({"name": NAME, "onFlavors": {"type": ["array", "null"],
+                                                             "items": NAME}},
+                                required=["name"])}})),
             "stopPolicy": _enum(StopPolicy), "fairSharing": _OBJECT,
         })),
     },
@@ -151,8 +157,27 @@ _QUOTA_OBJECTS: dict[str, JsonSchema] = {
     },
     "Namespace": {},
     "Node": {"spec": _OBJECT, "status": _OBJECT},
+    "AdmissionCheck": {
+        "spec": _known({
+            "controllerName": {"type": "string", "minLength": 1, "maxLength": 253},
+            "parameters": _nullable(_known({"apiGroup": TEXT, "kind": TEXT, "name": NAME},
+                                           required=["apiGroup", "kind", "name"])),
+            "retryDelayMinutes": _nullable({"type": "integer", "minimum": 0}),
+        }, required=["controllerName"]),
+    },
+    "ProvisioningRequestConfig": {
+        "spec": _known({
+            "provisioningClassName": NAME, "parameters": STRING_MAP,
+            "managedResources": {"type": ["array", "null"], "items": QUALIFIED},
+            "retryStrategy": _nullable(_known({
+                key: _nullable({"type": "integer", "minimum": 0, "maximum": 2**31 - 1})
+                for key in ("backoffLimitCount", "backoffBaseSeconds", "backoffMaxSeconds")})),
+            "podSetMergePolicy": _nullable({"type": "string", "enum": list(MERGE_POLICIES)}),
+        }, required=["provisioningClassName"]),
+    },
 }  # fmt: skip
-_REQUIRED = {"LocalQueue": ["spec"], "WorkloadPriorityClass": ["value"], "Topology": ["spec"]}
+_REQUIRED = {"LocalQueue": ["spec"], "WorkloadPriorityClass": ["value"], "Topology": ["spec"],
+             "AdmissionCheck": ["spec"], "ProvisioningRequestConfig": ["spec"]}
 
 
 def _pod_set_template() -> JsonSchema:
