@@ -150,7 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     get.add_argument(
         "kind",
         help="clusterqueues, localqueues, cohorts, resourceflavors, priorityclasses, "
-        "namespaces, topologies, nodes, workloads (singulars and cq, lq, rf, wl too)",
+        "namespaces, topologies, nodes, admissionchecks, provisioningrequestconfigs, "
+        "workloads (singulars and cq, lq, rf, wl, ac, prc too)",
     )
     get.add_argument("name", nargs="?", help="one by name (workloads: NAME or NAMESPACE/NAME)")
     get.add_argument("-n", "--namespace", help="namespace (LocalQueues, workloads)")
