@@ -30,6 +30,9 @@ class WorkloadState(StrEnum):
 HOLDS_QUOTA: frozenset[WorkloadState] = frozenset(
     {WorkloadState.QUOTA_RESERVED, WorkloadState.ADMITTED, WorkloadState.EVICTING}
 )
+# The states whose pods may run: a quota reservation keeps its Job suspended until every
+# admission check passes.
+RUNS: frozenset[WorkloadState] = frozenset({WorkloadState.ADMITTED, WorkloadState.EVICTING})
 # The same states as the ledger's ``state`` column spells them, for ``state = ANY(:holding)``.
 HOLDS_QUOTA_SQL: tuple[str, ...] = tuple(sorted(str(state) for state in HOLDS_QUOTA))
 # The states the engine gives wait reasons for: queued, or deactivated by an admin.
