@@ -17,7 +17,6 @@ same reason (state ``Retry``, ``until``) and is not offered to the queues.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -148,7 +147,3 @@ def missing_checks(snapshot: Snapshot, rules: tuple[CheckRule, ...]) -> str | No
             return f"it names admission check {rule.name}, which does not exist"
     return None
 
-
-def reserved_states(workloads: Mapping[str, Workload]) -> list[str]:
-    """Keys of the workloads reserving quota, sorted."""
-    return sorted(k for k, w in workloads.items() if w.state is WorkloadState.QUOTA_RESERVED)

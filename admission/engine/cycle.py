@@ -102,6 +102,8 @@ class _Cycle:
         # Most of the snapshot is pending: pick the holders out before sorting them.
         holders = sorted((key, w) for key, w in snapshot.workloads.items()
                          if w.admission is not None and holds_quota(w))
+        # Reservations waiting for admission checks, in key order (few: checks are rare).
+        self.reserved = [key for key, w in holders if w.state is WorkloadState.QUOTA_RESERVED]
         for _, workload in holders:
             assert workload.admission is not None
             cq = workload.admission.cluster_queue
@@ -145,11 +147,11 @@ class _Cycle:
     def _settle_checks(self) -> None:
         """Admit the reservations whose admission checks all passed; evict those a check
         answered Retry or Rejected; the rest wait for their checks."""
-        for key in sorted(self.holdings.queue_of):
-            cq = self.holdings.queue_of[key]
-            workload = self.holdings.by_queue[cq][key]
-            if workload.state is not WorkloadState.QUOTA_RESERVED:
+        for key in self.reserved:
+            cq = self.holdings.queue_of.get(key)
+            if cq is None:  # drained, or its ClusterQueue is gone
                 continue
+            workload = self.holdings.by_queue[cq][key]
             outcome = check_states.judge(self.snapshot, workload, self.now)
             assert workload.admission is not None  # it holds quota
             if outcome.admit:

@@ -170,16 +170,21 @@ class ProvisioningController:
             await asyncio.sleep(period)
 
     async def sync(self) -> None:
-        pending, kept = await asyncio.to_thread(self._read)
+        found = await asyncio.to_thread(self._read)
+        if found is None:
+            return  # no provisioning-request check exists: nothing to ask or clean up
+        pending, kept = found
         for item in pending:
             await self._advance(item)
         await self._clean(kept)
 
-    def _read(self) -> tuple[list[_Pending], set[str]]:
+    def _read(self) -> tuple[list[_Pending], set[str]] | None:
         with self.sessions() as session:
             ledger = Ledger(session)
             checks = {o.name: o for o in ledger.list("AdmissionCheck")
                       if isinstance(o, AdmissionCheck)}
+            if not any(c.controller_name == PROVISIONING_CONTROLLER for c in checks.values()):
+                return None
             configs = {o.name: o for o in ledger.list("ProvisioningRequestConfig")
                        if isinstance(o, ProvisioningRequestConfig)}
             workloads = ledger.list_workloads(_KEEP)
