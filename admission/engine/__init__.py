@@ -6,6 +6,8 @@ In reading order:
 - ``types``: what goes into one cycle (``Snapshot``) and what comes out (``CycleResult``).
 - ``workload``: who holds quota, how much, validity, grace.
 - ``checks``: what blocks a workload before any quota is measured.
+- ``check_states``: admission checks: reserve quota, admit when every check is Ready,
+  requeue on Retry (with backoff), deactivate on Rejected.
 - ``queues``: pending queues in order, each workload's least request, the quota caps.
 - ``flavors``: flavor assignment per pod set.
 - ``node_room``, ``capacity``, ``topology``, ``node_limits``: one node's room; which

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from admission.engine import reasons, transitions
+from admission.engine import check_states, reasons, transitions
 from admission.engine.candidates import FailedSearches
 from admission.engine.capacity import Capacity, demands
 from admission.engine.checks import (
@@ -58,6 +58,8 @@ Usage = Mapping[FlavorResource, int]
 # the pending order: (borrows, fair share after admission, -priority, creation, key).
 CohortKey = tuple[bool, int, int, datetime, str]
 
+# Holders a stopped queue or a deactivation drains (an Evicting one is on its way out).
+_DRAINED = frozenset({WorkloadState.ADMITTED, WorkloadState.QUOTA_RESERVED})
 # Reasons worth adding to a workload that is held back anyway: they will not go away alone.
 _PERMANENT = frozenset({WaitReason.NO_MATCHING_FLAVOR, WaitReason.EXCEEDS_MAX_QUOTA})
 
@@ -106,6 +108,8 @@ class _Cycle:
         # Most of the snapshot is pending: pick the holders out before sorting them.
         holders = sorted((key, w) for key, w in snapshot.workloads.items()
                          if w.admission is not None and holds_quota(w))
+        # Reservations waiting for admission checks, in key order (few: checks are rare).
+        self.reserved = [key for key, w in holders if w.state is WorkloadState.QUOTA_RESERVED]
         for _, workload in holders:
             assert workload.admission is not None
             cq = workload.admission.cluster_queue
@@ -118,6 +122,7 @@ class _Cycle:
 
     def run(self) -> CycleResult:
         self._drain()
+        self._settle_checks()
         self.open_holders = self._open_holders()
         pending = self._classify()
         self._admit(pending)
@@ -136,7 +141,7 @@ class _Cycle:
         for key in sorted(self.holdings.queue_of):
             cq = self.holdings.queue_of[key]
             workload = self.holdings.by_queue[cq][key]
-            if workload.state is not WorkloadState.ADMITTED:
+            if workload.state not in _DRAINED:
                 continue
             why = drain_reason(self.snapshot, workload, cq)
             if why is not None:
@@ -144,6 +149,36 @@ class _Cycle:
                 self.holdings.remove(key)
                 self._release(key)
                 self.evicted.append(EvictionDecision(key, "", None, cq, why))
+
+    def _settle_checks(self) -> None:
+        """Admit the reservations whose admission checks all passed; evict those a check
+        answered Retry or Rejected; the rest wait for their checks."""
+        for key in self.reserved:
+            cq = self.holdings.queue_of.get(key)
+            if cq is None:  # drained, or its ClusterQueue is gone
+                continue
+            workload = self.holdings.by_queue[cq][key]
+            outcome = check_states.judge(self.snapshot, workload, self.now)
+            assert workload.admission is not None  # it holds quota
+            if outcome.admit:
+                usage = self.holdings.usage[key]
+                self.holdings.remove(key)
+                self.holdings.add(cq, transitions.admitted(workload, workload.admission,
+                                                           self.now), usage)
+                self.admitted.append(AdmissionDecision(key, workload.admission, False,
+                                                       checked=True))
+            elif outcome.reason is not None:
+                self.tree.remove(cq, self.holdings.usage[key])
+                self.holdings.remove(key)
+                self._release(key)
+                check = outcome.check
+                details = {} if check is None else {"check": check.name,
+                                                    "message": check.message}
+                self.evicted.append(EvictionDecision(key, "", None, cq, outcome.reason, details,
+                                                     requeue_at=outcome.requeue_at,
+                                                     check=check))
+            elif outcome.waiting is not None:
+                self.waiting[key] = Waiting(cq, [outcome.waiting])
 
     def _open_holders(self) -> dict[str, int]:
         """Holders a victim search could pick, per pool: those admitted in this cycle or
@@ -173,6 +208,11 @@ class _Cycle:
                 route = routes[lq] = (cq_name, not held and cq_name is not None)
             target, clear = route
             pc = workload.priority_class
+            if clear and workload.requeue_at is not None:  # an admission check's Retry
+                backoff = check_states.backing_off(workload, self.now)
+                if backoff is not None:
+                    self.waiting[key] = Waiting(target, [backoff])
+                    continue
             if not clear or not workload.active or (pc is not None and pc not in classes):
                 self._hold(key, workload)
                 continue
@@ -376,11 +416,14 @@ class _Cycle:
     def _admit_as(self, cq: str, workload: Workload, admission: Admission,
                   usage: Usage, borrows: bool) -> None:
         self.tree.add(cq, usage)
-        admitted = transitions.admitted(workload, admission, self.now)
+        # A queue with admission checks for these flavors only reserves the quota.
+        checks = check_states.checks_for(self.queues[cq].admission_checks, admission)
+        admitted = (check_states.reserved(workload, admission, checks, self.now) if checks
+                    else transitions.admitted(workload, admission, self.now))
         self.holdings.add(cq, admitted, dict(usage))
         self.protected.add(workload.key)
-        self.admitted.append(AdmissionDecision(workload.key, admission, borrows))
-        if self.blocking_ready:
+        self.admitted.append(AdmissionDecision(workload.key, admission, borrows, checks))
+        if self.blocking_ready and not checks:
             self.unready = workload.key  # its pods start now: the rest waits for them
 
     def _wait_ready(self, queued: dict[str, list[Entry]], index: Mapping[str, int],
