@@ -8,6 +8,9 @@ import pytest
 import yaml
 from builders.paths import DEPLOY
 
+from admission.kube.kinds.adapter import Adapter
+from admission.kube.kinds.registry import ADAPTERS
+
 
 def documents() -> list[dict[str, Any]]:
     docs = []
@@ -74,5 +77,21 @@ def test_two_replicas_with_the_service_account_and_the_database_secret() -> None
 
 def test_the_webhook_points_at_berths_route() -> None:
     (hook,) = find("MutatingWebhookConfiguration", "berth")["webhooks"]
-    assert hook["clientConfig"]["service"]["path"] == "/mutate/batch/v1/jobs"
+    assert hook["clientConfig"]["service"]["path"] == "/mutate/workloads"
     assert hook["rules"][0]["operations"] == ["CREATE"]
+
+
+@pytest.mark.parametrize("adapter", [pytest.param(a, id=a.kind) for a in ADAPTERS])
+def test_every_kind_berth_queues_is_watched_patched_and_suspended_at_creation(
+    adapter: Adapter,
+) -> None:
+    rules = find("ClusterRole", "berth")["rules"]
+    ref = adapter.ref
+    for verb in ("get", "list", "watch", "patch"):
+        assert allowed(rules, ref.group, ref.plural, verb), verb
+    (hook,) = find("MutatingWebhookConfiguration", "berth")["webhooks"]
+    assert any(
+        ref.group in rule["apiGroups"] and ref.version in rule["apiVersions"]
+        and ref.plural in rule["resources"] and rule["operations"] == ["CREATE"]
+        for rule in hook["rules"]
+    )
