@@ -19,6 +19,8 @@ from builders.waiting import eventually
 from admission.kube import templates
 from admission.kube.jobs import SessionScope
 from admission.kube.kinds.adapter import Adapter
+from admission.kube.kinds.job import JOB
+from admission.kube.kinds.jobset import JOBSET
 from admission.kube.kinds.registry import ADAPTERS
 from quota.core.workload import WorkloadState
 
@@ -93,3 +95,42 @@ async def test_a_kind_created_unsuspended_is_suspended_until_admitted(
         await cluster.until(lambda: not adapter.is_suspended(kubectl.get(f"{where}/eager")))
         for pod in frameworks.templates_of(adapter, kubectl.get(f"{where}/eager")):
             assert pod["nodeSelector"]["gpu"] == "h100"
+
+
+async def test_a_jobsets_own_jobs_are_left_to_it_and_a_name_belongs_to_one_kind(
+    fake_api: FakeApiServer, with_crds: FakeKubectl, sessions: SessionScope
+) -> None:
+    kubectl = with_crds
+    frameworks.install(kubectl)
+    setup_queues(kubectl)
+    jobs = frameworks.collection(JOB)
+    async with berth(fake_api, kubectl, sessions) as cluster:
+        created = kubectl.create(frameworks.collection(JOBSET), frameworks.workload(JOBSET, "train"))
+        await cluster.until(lambda: workload_state(sessions, "train") == WorkloadState.ADMITTED)
+        # The JobSet controller's Job carries the JobSet's labels and runs at once.
+        owner = {"apiVersion": JOBSET.api_version, "kind": "JobSet", "name": "train",
+                 "uid": created["metadata"]["uid"], "controller": True}  # fmt: skip
+        child = frameworks.workload(JOB, "train-a-0", suspend=False)
+        child["metadata"]["ownerReferences"] = [owner]
+        kubectl.create(jobs, child)
+        # A Job of the user's own under the JobSet's name cannot have its workload.
+        kubectl.create(jobs, frameworks.workload(JOB, "train"))
+        await cluster.until(lambda: "InvalidJob" in events_about(kubectl, "train"))
+        await cluster.loop.cycle()
+        assert not JOB.is_suspended(kubectl.get(f"{jobs}/train-a-0"))
+        assert workload_state(sessions, "train-a-0") is None
+        assert JOB.is_suspended(kubectl.get(f"{jobs}/train"))
+        with_kind = [e for e in kubectl.get(f"/api/v1/namespaces/{NS}/events")["items"]
+                     if e["reason"] == "InvalidJob"]  # fmt: skip
+        assert "taken by the unfinished workload of JobSet" in with_kind[0]["message"]
+
+
+async def test_a_framework_without_its_crd_is_not_watched(
+    fake_api: FakeApiServer, with_crds: FakeKubectl, sessions: SessionScope
+) -> None:
+    setup_queues(with_crds)
+    with_crds.create(frameworks.CRDS, frameworks.crd(JOBSET))
+    async with berth(fake_api, with_crds, sessions) as cluster:
+        watched = set(cluster.runtime.informers)
+    assert {"Job", "JobSet"} <= watched
+    assert not watched & {a.kind for a in ADAPTERS if a not in (JOB, JOBSET)}
