@@ -4,9 +4,12 @@ replicatedJob, replica type or worker group, counted as Kueue counts them."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from builders.paths import EXAMPLES
 
 from quota.core.errors import InvalidInput
 from quota.manifests.frameworks import shapes_of
@@ -103,3 +106,14 @@ def test_a_broken_framework_object_names_its_field(
         parse_workload(doc, source="t", document=0, created_at=NOW)
     found = [(p.field, p.message) for p in caught.value.problems]
     assert (field, message) in found, found
+
+
+WORKLOAD_EXAMPLES = sorted((EXAMPLES / "workloads").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.name) for p in WORKLOAD_EXAMPLES])
+def test_every_workload_example_is_a_workload(path: Path) -> None:
+    doc = yaml.safe_load(path.read_text())
+    workload = parse_workload(doc, source=path.name, document=0, created_at=NOW)
+    assert workload.kind == doc["kind"] and workload.queue_name == "main"
+    assert [p.name for p in workload.pod_sets] == [s.name for s in shapes_of(doc)]
