@@ -10,6 +10,8 @@ In reading order:
 - ``kinds`` (package): one adapter per workload kind, a table entry each.
 - ``jobs``, ``pods``, ``mirror``, ``reclaim``: the watchers (``jobs``: one per workload
   kind); they call ``admission.intake``.
+- ``pod_groups``: plain Pods gathered into groups, and what admission and eviction do to
+  their pods.
 - ``templates`` (PURE), ``actuator``: what Berth changes on a workload object, and the
   loop's actuation port carried out on them.
 - ``webhook`` (PURE): the mutating webhook's decision.

@@ -11,7 +11,9 @@ from admission.engine.types import Snapshot
 from admission.kube import events, templates
 from admission.kube.client import Kube, Obj
 from admission.kube.kinds.adapter import Adapter
+from admission.kube.kinds.pod import POD
 from admission.kube.kinds.registry import by_kind
+from admission.kube.pod_groups import actuate_group
 from admission.kube.reclaim import JobReclaimer
 from admission.kube.taints import NodeTainter
 from admission.loop.actuation import ADMIT, CHECKPOINT, EVICT, REASON, Actuation
@@ -31,6 +33,7 @@ def _utcnow() -> datetime:
 class JobActuator:
     """Admit = steer every pod template and resume, evict = suspend, clear startTime
     (Jobs) and restore (the steps of ``templates.EVICT_STEPS``), reason = annotate + Event,
+    (a pod group's: ``pod_groups.actuate_group``)
     checkpoint = annotate the request and its deadline + Event (the Job keeps running)."""
 
     def __init__(
@@ -75,6 +78,9 @@ class JobActuator:
                             action.kind, action.key, action.action, exc.message)  # fmt: skip
 
     async def _one(self, adapter: Adapter, action: Actuation) -> None:
+        if adapter is POD:
+            await actuate_group(self.kube, action, now=self.clock(), event=self._event)
+            return
         namespace, _, name = action.key.partition("/")
         job = await self.kube.get(adapter.ref, namespace, name)
         job.setdefault("apiVersion", adapter.api_version)

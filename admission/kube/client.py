@@ -75,6 +75,8 @@ class Kube:
             return await _call(what, self._batch.read_namespaced_job, name, namespace)
         if ref == NODES:
             return await _call(what, self._core.read_node, name)
+        if ref == PODS:
+            return await _call(what, self._core.read_namespaced_pod, name, namespace)
         if ref == LEASES:
             return await _call(what, self._coordination.read_namespaced_lease, name, namespace)
         if ref.namespaced:
@@ -150,6 +152,9 @@ class Kube:
         if ref == NODES:
             patch = self._core.patch_node_status if status else self._core.patch_node
             return await _call(what, patch, name, body, **kwargs)
+        if ref == PODS and not status:
+            return await _call(what, self._core.patch_namespaced_pod, name, namespace, body,
+                               **kwargs)  # fmt: skip
         if ref.namespaced:
             patch = (
                 self._custom.patch_namespaced_custom_object_status
@@ -173,6 +178,13 @@ class Kube:
             create = self._coordination.create_namespaced_lease
             return await _call(what, create, namespace, body)
         raise TypeError(f"Berth does not create {ref.kind} objects")
+
+    async def delete(self, ref: ResourceRef, namespace: str, name: str) -> Obj:
+        """Delete a Pod (an evicted pod group's); nothing else is ever deleted."""
+        if ref != PODS:
+            raise TypeError(f"Berth does not delete {ref.kind} objects")
+        delete = self._core.delete_namespaced_pod
+        return await _call(ref.describe(namespace, name), delete, name, namespace)
 
     async def replace(self, ref: ResourceRef, namespace: str, name: str, body: Obj) -> Obj:
         """PUT with the body's resourceVersion: ``Conflict`` when someone wrote in between."""

@@ -84,9 +84,9 @@ class JobWatcher:
         if managed_owner(job) is not None:
             return  # its owner is the workload
         if kind == "DELETED":
-            outcome = await asyncio.to_thread(self._forget, job, now)
+            outcome = await asyncio.to_thread(self.forget, job, now)
         else:
-            outcome = await asyncio.to_thread(self._record, job, now)
+            outcome = await asyncio.to_thread(self.record, job, now)
         if outcome.changed:
             self.notify()
         if kind == "DELETED" or templates.finished(job):
@@ -106,7 +106,7 @@ class JobWatcher:
             )
             await events.record(self.kube, job, "Suspended", message, now=now, warning=True)
 
-    def _record(self, job: Obj, now: datetime) -> _Outcome:
+    def record(self, job: Obj, now: datetime) -> _Outcome:
         meta = job["metadata"]
         namespace, name, uid = meta["namespace"], meta["name"], meta.get("uid")
         with self.sessions() as session:
@@ -174,7 +174,7 @@ class JobWatcher:
         )
         return _Outcome(workload, changed=changed)
 
-    def _forget(self, job: Obj, now: datetime) -> _Outcome:
+    def forget(self, job: Obj, now: datetime) -> _Outcome:
         meta = job["metadata"]
         namespace, name = meta["namespace"], meta["name"]
         with self.sessions() as session:

@@ -23,10 +23,12 @@ from admission.kube.informer import Informer
 from admission.kube.jobs import Finish, JobWatcher, SessionScope, Submit
 from admission.kube.kinds.adapter import Adapter
 from admission.kube.kinds.job import JOB
+from admission.kube.kinds.pod import POD
 from admission.kube.kinds.registry import ADAPTERS
 from admission.kube.lease import KubeLease
 from admission.kube.mirror import BERTH_KINDS, Mirror
 from admission.kube.mode import IN_CLUSTER_ENV
+from admission.kube.pod_groups import PodGroupWatcher
 from admission.kube.pods import JOB_LABEL, PodWatcher
 from admission.kube.reclaim import JobReclaimer
 from admission.kube.status import StatusWriter
@@ -167,10 +169,11 @@ class KubeRuntime:
 
 async def served_kinds(kube: Kube, kinds: tuple[Adapter, ...], selector: str) -> list[Adapter]:
     """The workload kinds the cluster serves (and Berth may read): batch/v1 Jobs always;
-    a framework whose CRD is not installed is skipped with one log line, not retried."""
+    and Pods always; a framework whose CRD is not installed is skipped with one log line,
+    not retried."""
     found: list[Adapter] = []
     for adapter in kinds:
-        if adapter is JOB:
+        if adapter in (JOB, POD):
             found.append(adapter)
             continue
         try:
@@ -218,18 +221,24 @@ async def start_kubernetes(
     selector = settings.queue_label
     kinds = await served_kinds(kube, settings.kinds, selector)
     # When a leader starts, workloads whose object vanished meanwhile give their quota back.
+    # (A pod group has no uid to tell a new one from the old: its pods' deletions end it.)
+    objects = [adapter for adapter in kinds if adapter is not POD]
     runtime.actuator.reclaimer = JobReclaimer(
-        kube, session_scope, finish, label_selector=selector, notify=changed, adapters=kinds
+        kube, session_scope, finish, label_selector=selector, notify=changed, adapters=objects
     )
     if settings.taint_nodes and settings.nodes:
         runtime.actuator.tainter = NodeTainter(kube, session_scope)
     for adapter in kinds:
-        watcher = JobWatcher(
-            kube, session_scope, changed, submit=submit, finish=finish, adapter=adapter
-        )
+        watcher: JobWatcher | PodGroupWatcher
+        if adapter is POD:
+            watcher = PodGroupWatcher(kube, session_scope, changed, submit=submit, finish=finish)
+        else:
+            watcher = JobWatcher(
+                kube, session_scope, changed, submit=submit, finish=finish, adapter=adapter
+            )
         informer = Informer(kube, adapter.ref, watcher.handle, label_selector=selector,
                             timeout_seconds=timeout)  # fmt: skip
-        runtime.watch(adapter.kind, informer)
+        runtime.watch("PodGroup" if adapter is POD else adapter.kind, informer)
     runtime.start_status_writer()
     names = ", ".join(f"{adapter.kind}s" for adapter in kinds)
     log.info("Kubernetes mode: watching %s labelled %s, Berth's CRDs and Nodes", names, selector)

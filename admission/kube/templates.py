@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from admission.kube.kinds.adapter import Adapter
+from admission.kube.kinds.adapter import Adapter, toleration_json
 from admission.kube.kinds.job import JOB
 from admission.kube.kinds.registry import adapter_of
 from quota.core.checkpoints import (
@@ -33,7 +33,7 @@ from quota.core.checkpoints import (
     USER_ANNOTATIONS,
     format_time,
 )
-from quota.core.model import ResourceFlavor, Toleration
+from quota.core.model import ResourceFlavor
 from quota.core.workload import Admission
 from quota.manifests.frameworks import Path
 
@@ -290,16 +290,6 @@ def reason_patch(job: Mapping[str, Any], code: str, message: str) -> Obj | None:
     if current.get(WAIT_REASON) == code and current.get(WAIT_MESSAGE) == message:
         return None
     return {"metadata": {"annotations": {WAIT_REASON: code, WAIT_MESSAGE: message}}}
-
-
-def toleration_json(toleration: Toleration) -> dict[str, str]:
-    spelled = {
-        "key": toleration.key,
-        "operator": toleration.operator,
-        "value": toleration.value,
-        "effect": toleration.effect,
-    }
-    return {key: value for key, value in spelled.items() if value}
 
 
 def workload_document(obj: Mapping[str, Any]) -> Obj:

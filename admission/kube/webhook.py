@@ -1,6 +1,7 @@
 """The mutating admission webhook's decision (PURE): an AdmissionReview for a workload
 object in, the review's response with a JSON patch setting its kind's suspend field
-(``spec.suspend``, ``spec.runPolicy.suspend``: ``kinds``) out.
+(``spec.suspend``, ``spec.runPolicy.suspend``: ``kinds``), or for a Pod adding Berth's
+scheduling gate, out.
 
 An object that names a queue must not start a pod before Berth admits it; objects without
 the queue label are none of Berth's business and pass unchanged, and so does a kind Berth
@@ -15,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from admission.kube.kinds.adapter import Adapter
+from admission.kube.kinds.pod import gate_operations
 from admission.kube.kinds.registry import adapter_of
 from quota.core.errors import InvalidInput, Problem
 from quota.core.workload import QUEUE_NAME_LABEL
@@ -81,6 +83,8 @@ def suspend_operations(
     kind = adapter if adapter is not None else _adapter(request)
     if kind is None or not _queued(request, queue_label):
         return []
+    if kind.gate is not None:
+        return gate_operations(request["object"])
     node: Any = request["object"]
     path = ""
     for depth, key in enumerate(kind.suspend_path):

@@ -12,6 +12,9 @@ disagree on which template is which pod set. Counts follow Kueue's integrations:
   replica type (named in lower case, in the framework's own order), ``replicas`` pods.
 - RayJob, RayCluster: ``head`` (one pod) and one pod set per worker group, ``replicas``
   pods with ``minReplicas`` as the minimum count.
+- v1 Pod (a pod group, ``admission.kube.pod_groups``): one pod set ``main`` of the group's
+  total count (annotation, default 1: a labelled Pod alone is a group of one), each pod
+  asking what the first one asks.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from quota.manifests.reader import Field, Sink, dns_label
 Path = tuple[str | int, ...]
 _INT32_MAX = 2**31 - 1
 MIN_PARALLELISM_ANNOTATION = "kueue.x-k8s.io/job-min-parallelism"
+POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
+POD_GROUP_TOTAL_ANNOTATION = "kueue.x-k8s.io/pod-group-total-count"
 
 
 class Shape(NamedTuple):
@@ -125,6 +130,21 @@ def ray_shapes(spec: Field, annotations: Mapping[str, str], sink: Sink) -> list[
     return ray_cluster_shapes(spec, ("spec",))
 
 
+def pod_shapes(spec: Field, annotations: Mapping[str, str], sink: Sink) -> list[Shape]:
+    raw = annotations.get(POD_GROUP_TOTAL_ANNOTATION)
+    total = 1
+    if raw is not None:
+        where = Field(sink, f"metadata.annotations[{POD_GROUP_TOTAL_ANNOTATION}]", raw)
+        if not raw.strip().isdigit() or not 1 <= int(raw) <= _INT32_MAX:
+            where.problem(f"must be a whole number of pods, at least 1, got {raw!r}")
+        else:
+            total = int(raw)
+    # The pod is its own template: its spec is at the root.
+    template = Field(sink, "", {"spec": spec.value}) if spec.present else Field(sink, "")
+    template.obj("spec", required=True)
+    return [Shape("main", total, None, (), template)]
+
+
 KUBEFLOW = "kubeflow.org/v1"
 # (apiVersion, kind) → its pod sets. Kueue Workloads carry theirs (``jobs._workload_pod_sets``).
 READERS: Mapping[tuple[str, str], Reader] = {
@@ -142,6 +162,7 @@ READERS: Mapping[tuple[str, str], Reader] = {
     ),
     ("ray.io/v1", "RayJob"): ray_job_shapes,
     ("ray.io/v1", "RayCluster"): ray_shapes,
+    ("v1", "Pod"): pod_shapes,
 }
 
 

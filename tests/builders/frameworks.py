@@ -10,6 +10,7 @@ from admission.kube.kinds.adapter import Adapter
 from admission.kube.kinds.job import JOB
 from admission.kube.kinds.jobset import JOBSET
 from admission.kube.kinds.kubeflow import KUBEFLOW, MPIJOB
+from admission.kube.kinds.pod import ADMISSION_GATE, POD
 from admission.kube.kinds.ray import RAYCLUSTER, RAYJOB
 from builders.fakeapi import FakeKubectl
 from builders.kube import NS
@@ -107,9 +108,32 @@ def spec(adapter: Adapter, *, suspend: bool) -> Obj:
     return {"runPolicy": run_policy, field: _replica_specs(types)}
 
 
+GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
+GROUP_TOTAL = "kueue.x-k8s.io/pod-group-total-count"
+
+
+def pod(
+    name: str, group: str | None = None, total: int = 1, *, priority: str | None = None,
+    gated: bool = True,
+) -> Obj:
+    """A plain Pod asking for 4 GPUs, gated as the webhook leaves it, in ``group`` of
+    ``total`` pods (no group: a group of one)."""
+    labels = {QUEUE_LABEL: "main", **({PRIORITY_LABEL: priority} if priority else {}),
+              **({GROUP_LABEL: group} if group else {})}  # fmt: skip
+    spec = pod_template()["spec"]
+    if gated:
+        spec["schedulingGates"] = [{"name": ADMISSION_GATE}]
+    annotations = {GROUP_TOTAL: str(total)} if group else {}
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "labels": labels, "annotations": annotations},
+            "spec": spec}  # fmt: skip
+
+
 def workload(
     adapter: Adapter, name: str, *, priority: str | None = None, suspend: bool = True
 ) -> Obj:
+    if adapter is POD:
+        return pod(name, priority=priority, gated=suspend)
     labels = {QUEUE_LABEL: "main", **({PRIORITY_LABEL: priority} if priority else {})}
     return {
         "apiVersion": adapter.api_version,

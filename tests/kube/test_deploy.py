@@ -39,6 +39,7 @@ def allowed(rules: list[dict[str, Any]], group: str, resource: str, verb: str) -
         pytest.param("", "nodes", "list", id="lists Nodes"),
         pytest.param("", "nodes", "patch", id="taints Nodes out of the pool"),
         pytest.param("", "pods", "watch", id="watches Pods"),
+        pytest.param("", "pods", "delete", id="deletes an evicted pod group's Pods"),
         pytest.param("berth.dev", "clusterqueues", "watch", id="watches ClusterQueues"),
         pytest.param("berth.dev", "localqueues/status", "patch", id="writes LocalQueue status"),
     ],
@@ -51,8 +52,8 @@ def test_cluster_role_grants_what_berth_calls(group: str, resource: str, verb: s
     ("group", "resource", "verb"),
     [
         pytest.param("batch", "jobs", "delete", id="never deletes Jobs"),
-        pytest.param("", "pods", "delete", id="never deletes Pods"),
-        pytest.param("", "pods", "patch", id="never changes Pods"),
+        pytest.param("", "pods/status", "patch", id="never changes a Pod's status"),
+        pytest.param("", "pods/eviction", "create", id="never evicts Pods through the API"),
         pytest.param("", "secrets", "get", id="never reads Secrets"),
         pytest.param("berth.dev", "clusterqueues", "patch", id="never changes a queue's spec"),
     ],

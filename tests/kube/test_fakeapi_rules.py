@@ -1,6 +1,7 @@
 """The fake apiserver refuses what a real one refuses where Berth depends on it: objects in a
 namespace that does not exist, pod-template scheduling changes on a started Job or a running
-JobSet, and (as an RBAC Role would) every request on a forbidden resource. Its Job controller stamps startTime."""
+JobSet, changes to a Pod but for its gates and (while gated) its scheduling, and (as an
+RBAC Role would) every request on a forbidden resource. Its Job controller stamps startTime."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 from builders import manifests
 from builders.fakeapi import FakeKubectl
-from builders.frameworks import crd, pod_template
+from builders.frameworks import crd, pod, pod_template
 
 from admission.kube.kinds.jobset import JOBSET
 
@@ -141,3 +142,23 @@ def test_the_jobset_webhook_lets_only_a_suspended_jobsets_scheduling_change(
     refused = team.request("PATCH", f"{JOBSETS}/js", json=other,
                            headers={"Content-Type": "application/merge-patch+json"})  # fmt: skip
     assert refused.status_code == 422 and "field is immutable" in refused.text
+
+
+def test_a_gated_pod_may_lose_its_gate_and_gain_scheduling_and_nothing_else(
+    team: FakeKubectl,
+) -> None:
+    pods = "/api/v1/namespaces/team-a/pods"
+    team.create(pods, pod("p"))
+    merge = {"Content-Type": "application/merge-patch+json"}
+
+    def refused(patch: dict[str, Any]) -> str:
+        answer = team.request("PATCH", f"{pods}/p", json=patch, headers=merge)
+        assert answer.status_code == 422, answer.text
+        return answer.text
+
+    assert "only additions" in refused({"spec": {"nodeSelector": {"zone": "b"}}})
+    assert "may not change" in refused({"spec": {"containers": []}})
+    team.patch(f"{pods}/p", {"spec": {"nodeSelector": {"zone": "a", "gpu": "h100"},
+                                      "schedulingGates": None}})  # fmt: skip
+    assert "only deletion" in refused({"spec": {"schedulingGates": [{"name": "x"}]}})
+    assert "not gated" in refused({"spec": {"nodeSelector": {"team": "x"}}})

@@ -15,13 +15,15 @@ from admission.kube import templates
 from admission.kube.kinds.adapter import COMPLETE, FAILED, Adapter
 from admission.kube.kinds.jobset import JOBSET
 from admission.kube.kinds.kubeflow import PYTORCHJOB
+from admission.kube.kinds.pod import ADMISSION_GATE, POD, admit_pod_patch
 from admission.kube.kinds.ray import RAYCLUSTER, RAYJOB
-from admission.kube.kinds.registry import ADAPTERS, managed_owner
+from admission.kube.kinds.registry import SUSPENDED, managed_owner
 from admission.kube.webhook import review_job
 from quota.core.model import ResourceFlavor
 from quota.core.workload import Admission, PodSetAssignment, PodSetPlacement
 
 A100 = ResourceFlavor("a100", node_labels={"gpu": "a100"})
+GATE = {"name": ADMISSION_GATE}
 
 
 def review(obj: dict[str, Any]) -> dict[str, Any]:
@@ -36,7 +38,7 @@ def patched(obj: dict[str, Any]) -> list[dict[str, Any]]:
     return json.loads(base64.b64decode(response["patch"])) if "patch" in response else []
 
 
-@pytest.mark.parametrize("adapter", [pytest.param(a, id=a.kind) for a in ADAPTERS])
+@pytest.mark.parametrize("adapter", [pytest.param(a, id=a.kind) for a in SUSPENDED])
 def test_the_webhook_suspends_every_kind_at_its_own_field(adapter: Adapter) -> None:
     obj = frameworks.workload(adapter, "w", suspend=False)
     path = "/" + "/".join(adapter.suspend_path)
@@ -130,3 +132,45 @@ def test_objects_owned_by_a_queued_kind_are_left_to_their_owner(
 ) -> None:
     obj = {"metadata": {"ownerReferences": [{**owner, "name": "parent", "uid": "p"}]}}
     assert (managed_owner(obj) is not None) is skipped
+
+
+@pytest.mark.parametrize(
+    ("spec", "operations"),
+    [
+        pytest.param({"containers": []},
+                     [{"op": "add", "path": "/spec/schedulingGates", "value": [GATE]}],
+                     id="a queued Pod gets Berth's gate"),
+        pytest.param({"schedulingGates": [{"name": "other"}]},
+                     [{"op": "add", "path": "/spec/schedulingGates/-", "value": GATE}],
+                     id="beside the gates it has"),
+        pytest.param({"schedulingGates": [GATE]}, [], id="a Pod gated already passes"),
+    ],
+)  # fmt: skip
+def test_the_webhook_gates_a_queued_pod(spec: dict[str, Any], operations: list[Any]) -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"labels": {frameworks.QUEUE_LABEL: "main"}}, "spec": spec}  # fmt: skip
+    assert patched(pod) == operations
+
+
+def test_admission_ungates_a_pod_and_only_adds_to_its_scheduling() -> None:
+    pod = frameworks.pod("p")
+    admitted = apply(pod, admit_pod_patch(pod, [H100]))
+    assert not POD.is_suspended(admitted) and "schedulingGates" not in admitted["spec"]
+    assert admitted["spec"]["nodeSelector"] == {"zone": "a", "gpu": "h100"}
+    assert admit_pod_patch(admitted, [H100]) is None
+
+
+@pytest.mark.parametrize(
+    ("phases", "total", "end"),
+    [
+        pytest.param(["Succeeded", "Succeeded"], 2, COMPLETE, id="every pod succeeded"),
+        pytest.param(["Succeeded", "Failed"], 2, FAILED, id="one pod failed"),
+        pytest.param(["Succeeded", "Running"], 2, None, id="a pod still runs"),
+        pytest.param(["Succeeded"], 2, None, id="a pod of the group is missing"),
+    ],
+)
+def test_a_pod_group_ends_when_all_its_pods_have(
+    phases: list[str], total: int, end: str | None
+) -> None:
+    group = {"apiVersion": "v1", "kind": "Pod", "status": {"phases": phases, "total": total}}
+    assert templates.finished(group) == end

@@ -21,7 +21,7 @@ from admission.kube.jobs import SessionScope
 from admission.kube.kinds.adapter import Adapter
 from admission.kube.kinds.job import JOB
 from admission.kube.kinds.jobset import JOBSET
-from admission.kube.kinds.registry import ADAPTERS
+from admission.kube.kinds.registry import SUSPENDED
 from quota.core.workload import WorkloadState
 
 H100_TOLERATION = {"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}
@@ -32,7 +32,7 @@ def events_about(kubectl: FakeKubectl, name: str) -> list[str]:
     return [e["reason"] for e in listing["items"] if e["involvedObject"]["name"] == name]
 
 
-@pytest.mark.parametrize("adapter", [pytest.param(a, id=a.kind) for a in ADAPTERS])
+@pytest.mark.parametrize("adapter", [pytest.param(a, id=a.kind) for a in SUSPENDED])
 async def test_a_kind_is_queued_admitted_into_its_flavor_released_and_preempted(
     adapter: Adapter, fake_api: FakeApiServer, with_crds: FakeKubectl, sessions: SessionScope
 ) -> None:
@@ -81,7 +81,7 @@ async def test_a_kind_is_queued_admitted_into_its_flavor_released_and_preempted(
         assert "Evicted" in events_about(kubectl, "second")
 
 
-@pytest.mark.parametrize("adapter", [pytest.param(a, id=a.kind) for a in ADAPTERS])
+@pytest.mark.parametrize("adapter", [pytest.param(a, id=a.kind) for a in SUSPENDED])
 async def test_a_kind_created_unsuspended_is_suspended_until_admitted(
     adapter: Adapter, fake_api: FakeApiServer, with_crds: FakeKubectl, sessions: SessionScope
 ) -> None:
@@ -133,4 +133,4 @@ async def test_a_framework_without_its_crd_is_not_watched(
     async with berth(fake_api, with_crds, sessions) as cluster:
         watched = set(cluster.runtime.informers)
     assert {"Job", "JobSet"} <= watched
-    assert not watched & {a.kind for a in ADAPTERS if a not in (JOB, JOBSET)}
+    assert not watched & {a.kind for a in SUSPENDED if a not in (JOB, JOBSET)}

@@ -10,5 +10,6 @@ mapping. ``admission.kube.templates`` steers and restores every pod template it 
 - ``jobset``: jobset.x-k8s.io JobSet.
 - ``kubeflow``: kubeflow.org PyTorchJob, TFJob, XGBoostJob, PaddleJob, JAXJob, MPIJob.
 - ``ray``: ray.io RayJob and RayCluster.
+- ``pod``: v1 Pods and pod groups, held back by a scheduling gate.
 - ``registry``: every adapter, found by kind, by object or by API resource.
 """

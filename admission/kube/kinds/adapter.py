@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from admission.kube.client import ResourceRef
+from quota.core.model import Toleration
 from quota.manifests.frameworks import Shape, shapes_of
 
 # The end of a workload as its controller reports it: "Complete", "Failed" or None (running).
@@ -22,12 +23,15 @@ class Adapter:
     ``clears_start_time``: the API server lets the pod templates change only while the
     object is suspended *and* ``status.startTime`` is unset (batch/v1 Job), so eviction
     clears it through the status subresource before restoring the templates.
+    ``gate``: held back by this scheduling gate instead of a suspend field (plain Pods:
+    ``kinds.pod``); a gate can only be removed, never put back.
     """
 
     ref: ResourceRef
     suspend_path: tuple[str, ...]
     finished: Finished
     clears_start_time: bool = False
+    gate: str | None = None
 
     @property
     def kind(self) -> str:
@@ -42,6 +46,9 @@ class Adapter:
         return shapes_of({**obj, "apiVersion": self.api_version, "kind": self.kind})
 
     def is_suspended(self, obj: Mapping[str, Any]) -> bool:
+        if self.gate is not None:
+            gates = (obj.get("spec") or {}).get("schedulingGates") or []
+            return any(g.get("name") == self.gate for g in gates)
         node: Any = obj
         for key in self.suspend_path:
             node = node.get(key) if isinstance(node, Mapping) else None
@@ -49,6 +56,8 @@ class Adapter:
 
     def suspend_patch(self, value: bool) -> dict[str, Any]:
         """A merge patch setting the suspend field to ``value``."""
+        if self.gate is not None:
+            raise TypeError(f"a {self.kind} is not suspended by a field")
         patch: dict[str, Any] = {self.suspend_path[-1]: value}
         for key in reversed(self.suspend_path[:-1]):
             patch = {key: patch}
@@ -69,3 +78,13 @@ def conditions_finished(success: str, failure: str) -> Finished:
         return None
 
     return finished
+
+
+def toleration_json(toleration: Toleration) -> dict[str, str]:
+    spelled = {
+        "key": toleration.key,
+        "operator": toleration.operator,
+        "value": toleration.value,
+        "effect": toleration.effect,
+    }
+    return {key: value for key, value in spelled.items() if value}

@@ -9,9 +9,13 @@ from admission.kube.kinds.adapter import Adapter
 from admission.kube.kinds.job import JOB
 from admission.kube.kinds.jobset import JOBSET
 from admission.kube.kinds.kubeflow import KUBEFLOW
+from admission.kube.kinds.pod import POD
 from admission.kube.kinds.ray import RAYCLUSTER, RAYJOB
 
-ADAPTERS: tuple[Adapter, ...] = (JOB, JOBSET, *KUBEFLOW, RAYJOB, RAYCLUSTER)
+# The kinds held back by a suspend field: watched one object = one workload.
+SUSPENDED: tuple[Adapter, ...] = (JOB, JOBSET, *KUBEFLOW, RAYJOB, RAYCLUSTER)
+# And plain Pods, gated, watched as groups (admission.kube.pod_groups).
+ADAPTERS: tuple[Adapter, ...] = (*SUSPENDED, POD)
 _BY_KIND = {adapter.kind: adapter for adapter in ADAPTERS}
 _BY_TYPE = {(adapter.api_version, adapter.kind): adapter for adapter in ADAPTERS}
 _BY_RESOURCE = {

@@ -113,7 +113,7 @@ WORKLOAD_EXAMPLES = sorted((EXAMPLES / "workloads").glob("*.yaml"))
 
 @pytest.mark.parametrize("path", [pytest.param(p, id=p.name) for p in WORKLOAD_EXAMPLES])
 def test_every_workload_example_is_a_workload(path: Path) -> None:
-    doc = yaml.safe_load(path.read_text())
+    doc = next(yaml.safe_load_all(path.read_text()))
     workload = parse_workload(doc, source=path.name, document=0, created_at=NOW)
     assert workload.kind == doc["kind"] and workload.queue_name == "main"
     assert [p.name for p in workload.pod_sets] == [s.name for s in shapes_of(doc)]
