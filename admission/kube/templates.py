@@ -83,20 +83,29 @@ def admitted_flavors(
     return [flavors[name] for name in names if name in flavors]
 
 
+class Steer(NamedTuple):
+    """What admission gives one pod set: its flavors, its topology domain, its pod count."""
+
+    flavors: Sequence[ResourceFlavor]
+    domain: Domain | None = None
+    pods: int | None = None
+
+
 def pod_set_steering(
     admission: Admission | None, flavors: Mapping[str, ResourceFlavor]
-) -> dict[str, tuple[list[ResourceFlavor], Domain | None]]:
-    """Per admitted pod set: its flavors (first-use order) and its topology domain."""
+) -> dict[str, Steer]:
+    """Per admitted pod set: its flavors (first-use order), topology domain and count."""
     if admission is None:
         return {}
     domains: dict[str, Domain] = {}
     for placement in admission.placement or ():
         if placement.level is not None and placement.domain is not None:
             domains[placement.name] = (placement.level, placement.domain)
-    out: dict[str, tuple[list[ResourceFlavor], Domain | None]] = {}
+    out: dict[str, Steer] = {}
     for pod_set in admission.pod_sets:
         names = list(dict.fromkeys(pod_set.flavors.values()))
-        out[pod_set.name] = ([flavors[n] for n in names if n in flavors], domains.get(pod_set.name))
+        chosen = [flavors[n] for n in names if n in flavors]
+        out[pod_set.name] = Steer(chosen, domains.get(pod_set.name), pod_set.count)
     return out
 
 
@@ -154,7 +163,7 @@ def domain_affinity(affinity: Mapping[str, Any] | None, level: str, domain: str)
     return out
 
 
-Steering = Mapping[str, tuple[Sequence[ResourceFlavor], Domain | None]]
+Steering = Mapping[str, Steer]
 
 
 def admit_patch(
@@ -166,16 +175,21 @@ def admit_patch(
 ) -> Obj | None:
     """Steer every pod template to its flavors (and topology domain, if any) and resume;
     ``None`` if already done. ``per_pod_set`` (``pod_set_steering``) wins over ``flavors``
-    and ``domain`` for the pod sets it names."""
+    and ``domain`` for the pod sets it names; a pod set admitted with fewer pods than it
+    asked for (partial admission) runs that many where its kind has a count to write."""
     kind = adapter(obj)
     if not kind.is_suspended(obj) and ORIGINAL_TEMPLATE in annotations_of(obj):
         return None
-    everywhere = (list(flavors), domain)
+    everywhere = Steer(list(flavors), domain)
     originals = original_templates(obj)
     desired = copy.deepcopy(dict(obj))
-    for name, path in pod_templates(obj):
-        chosen, where = (per_pod_set or {}).get(name, everywhere)
+    for shape in kind.pod_sets(obj):
+        name, path = shape.name, shape.path
+        chosen, where, count = (per_pod_set or {}).get(name, everywhere)
         original = dict(originals.get(name) or {})
+        if count is not None and count < shape.pods and shape.count_path is not None:
+            original.setdefault("count", _walk(obj, shape.count_path))
+            _put(desired, shape.count_path, count)
         if where is not None and _AFFINITY not in original:
             original[_AFFINITY] = _pod_spec(obj, path).get(_AFFINITY)
         originals[name] = original
@@ -304,6 +318,7 @@ def workload_document(obj: Mapping[str, Any]) -> Obj:
     copied: Obj = {
         "apiVersion": kind.api_version,
         "kind": kind.kind,
+        "metadata": {"annotations": annotations_of(obj)},  # a Job's minimum is one
         "spec": json.loads(json.dumps(obj.get("spec") or {})),
     }
     if kind is JOB:
@@ -332,13 +347,16 @@ def workload_document(obj: Mapping[str, Any]) -> Obj:
 
 
 def _restore(obj: Obj, originals: Mapping[str, Obj]) -> None:
-    """Put each template's saved scheduling fields back into ``obj`` (in place)."""
-    for name, path in pod_templates(obj):
-        original = originals.get(name)
+    """Put each template's saved scheduling fields (and a partial admission's count) back
+    into ``obj`` (in place)."""
+    for shape in adapter(obj).pod_sets(obj):
+        original = originals.get(shape.name)
         if original is None:
             continue
-        pod = _pod_spec(obj, path, create=True)
+        pod = _pod_spec(obj, shape.path, create=True)
         _set_fields(pod, {key: original.get(key) for key in _steered(original)})
+        if "count" in original and shape.count_path is not None:
+            _put(obj, shape.count_path, original["count"])
 
 
 def _walk(obj: Any, path: Path) -> Any:
@@ -360,6 +378,19 @@ def _pod_spec(obj: Any, path: Path, *, create: bool = False) -> dict[str, Any]:
         return spec
     found: dict[str, Any] = template.get("spec") or {}
     return found
+
+
+def _put(obj: Obj, path: Path, value: Any) -> None:
+    """Set the value at ``path`` (which exists but for its last key); ``None`` removes it."""
+    parent = _walk(obj, path[:-1])
+    last = path[-1]
+    if isinstance(parent, dict) and isinstance(last, str):
+        if value is None:
+            parent.pop(last, None)
+        else:
+            parent[last] = value
+    elif isinstance(parent, list) and isinstance(last, int) and last < len(parent):
+        parent[last] = value
 
 
 def _set_at(obj: Obj, path: Sequence[str], value: Any) -> None:

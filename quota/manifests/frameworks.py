@@ -39,6 +39,9 @@ class Shape(NamedTuple):
     min_count: int | None
     path: Path  # from the object's root to the pod template (metadata + spec)
     template: Field
+    # Where a partial admission (fewer pods than ``pods``, at least ``min_count``) writes
+    # the admitted count: only pod sets with a minimum have one.
+    count_path: Path | None = None
 
 
 Reader = Callable[[Field, Mapping[str, str], Sink], list[Shape]]
@@ -57,7 +60,8 @@ def job_shapes(spec: Field, annotations: Mapping[str, str], sink: Sink) -> list[
         else:
             min_count = int(raw)
     template = spec.obj("template", required=True)
-    return [Shape("main", count, min_count, ("spec", "template"), template)]
+    scaled: Path | None = ("spec", "parallelism") if min_count is not None else None
+    return [Shape("main", count, min_count, ("spec", "template"), template, scaled)]
 
 
 def jobset_shapes(spec: Field, annotations: Mapping[str, str], sink: Sink) -> list[Shape]:
@@ -118,7 +122,9 @@ def ray_cluster_shapes(cluster: Field, prefix: Path) -> list[Shape]:
             minimum = None
         template = group.obj("template", required=True)
         path: Path = (*prefix, "workerGroupSpecs", index, "template")
-        shapes.append(Shape(name, count, minimum or None, path, template))
+        scaled: Path | None = (*prefix, "workerGroupSpecs", index, "replicas")
+        shapes.append(Shape(name, count, minimum or None, path, template,
+                            scaled if minimum else None))  # fmt: skip
     return shapes
 
 

@@ -13,6 +13,7 @@ from builders.templates import H100, apply
 
 from admission.kube import templates
 from admission.kube.kinds.adapter import COMPLETE, FAILED, Adapter
+from admission.kube.kinds.job import JOB
 from admission.kube.kinds.jobset import JOBSET
 from admission.kube.kinds.kubeflow import PYTORCHJOB
 from admission.kube.kinds.pod import ADMISSION_GATE, POD, admit_pod_patch
@@ -174,3 +175,33 @@ def test_a_pod_group_ends_when_all_its_pods_have(
 ) -> None:
     group = {"apiVersion": "v1", "kind": "Pod", "status": {"phases": phases, "total": total}}
     assert templates.finished(group) == end
+
+
+@pytest.mark.parametrize(
+    ("adapter", "pod_set", "count_of"),
+    [
+        pytest.param(RAYCLUSTER, "workers",
+                     lambda o: o["spec"]["workerGroupSpecs"][0]["replicas"],
+                     id="a Ray worker group runs minReplicas or more"),
+        pytest.param(JOB, "main", lambda o: o["spec"]["parallelism"],
+                     id="a Job with a minimum parallelism runs fewer pods"),
+    ],
+)  # fmt: skip
+def test_a_partial_admission_runs_the_admitted_count_and_eviction_gives_the_count_back(
+    adapter: Adapter, pod_set: str, count_of: Any
+) -> None:
+    original = frameworks.workload(adapter, "w")
+    if adapter is JOB:
+        original["spec"].update(parallelism=4, completions=4)
+        original["metadata"]["annotations"] = {"kueue.x-k8s.io/job-min-parallelism": "2"}
+    else:
+        original["spec"]["workerGroupSpecs"][0].update(replicas=4, minReplicas=2)
+    assigned = PodSetAssignment(pod_set, 3, {"nvidia.com/gpu": "h100"}, {})
+    steering = templates.pod_set_steering(Admission("team", (assigned,)), {"h100": H100})
+    admitted = apply(original, templates.admit_patch(original, [], per_pod_set=steering))
+    assert count_of(admitted) == 3
+    assert count_of(templates.workload_document(admitted)) == 4  # the workload asks for all
+    evicted = admitted
+    for step in templates.EVICT_STEPS:
+        evicted = apply(evicted, step.patch(evicted))
+    assert count_of(evicted) == 4 and evicted["spec"] == original["spec"]
