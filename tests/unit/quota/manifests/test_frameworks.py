@@ -10,9 +10,11 @@ from typing import Any
 import pytest
 import yaml
 from builders.paths import EXAMPLES
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from quota.core.errors import InvalidInput
-from quota.manifests.frameworks import shapes_of
+from quota.manifests.frameworks import READERS, shapes_of
 from quota.manifests.jobs import parse_workload
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
@@ -117,3 +119,27 @@ def test_every_workload_example_is_a_workload(path: Path) -> None:
     workload = parse_workload(doc, source=path.name, document=0, created_at=NOW)
     assert workload.kind == doc["kind"] and workload.queue_name == "main"
     assert [p.name for p in workload.pod_sets] == [s.name for s in shapes_of(doc)]
+
+
+# The field names the readers look for, so that random specs reach deep into them.
+_FIELDS = ("replicatedJobs", "name", "replicas", "template", "spec", "parallelism",
+           "completions", "containers", "pytorchReplicaSpecs", "mpiReplicaSpecs", "Worker",
+           "headGroupSpec", "workerGroupSpecs", "groupName", "minReplicas", "rayClusterSpec",
+           "resources", "limits", "tfReplicaSpecs", "jaxReplicaSpecs")
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["", "a", "Worker", "1"]),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.sampled_from(list(_FIELDS)), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(kind=st.sampled_from(sorted(READERS)), spec=_JSON)
+@settings(max_examples=300, deadline=None)
+def test_any_spec_is_a_workload_or_a_list_of_problems(kind: tuple[str, str], spec: Any) -> None:
+    doc = {**obj(*kind, {}), "spec": spec}
+    try:
+        parse_workload(doc, source="t", document=0, created_at=NOW)
+    except InvalidInput as exc:
+        assert exc.problems
+    shapes_of(doc)  # never raises either: the adapters read the same objects
