@@ -17,7 +17,7 @@ from typing import Any
 
 from admission.kube.kinds.adapter import Adapter
 from admission.kube.kinds.pod import gate_operations
-from admission.kube.kinds.registry import adapter_of
+from admission.kube.kinds.registry import adapter_of, managed_owner
 from quota.core.errors import InvalidInput, Problem
 from quota.core.workload import QUEUE_NAME_LABEL
 
@@ -84,6 +84,8 @@ def suspend_operations(
     if kind is None or not _queued(request, queue_label):
         return []
     if kind.gate is not None:
+        if managed_owner(request["object"]) is not None:
+            return []  # a Job's or framework's pod: admitted with its owner, never gated
         return gate_operations(request["object"])
     node: Any = request["object"]
     path = ""

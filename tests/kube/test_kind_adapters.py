@@ -205,3 +205,10 @@ def test_a_partial_admission_runs_the_admitted_count_and_eviction_gives_the_coun
     for step in templates.EVICT_STEPS:
         evicted = apply(evicted, step.patch(evicted))
     assert count_of(evicted) == 4 and evicted["spec"] == original["spec"]
+
+
+def test_the_webhook_leaves_a_pod_of_a_queued_job_ungated() -> None:
+    pod = frameworks.pod("train-abc", gated=False)
+    owner = {"apiVersion": "batch/v1", "kind": "Job", "name": "train", "uid": "j"}
+    pod["metadata"]["ownerReferences"] = [owner]
+    assert patched(pod) == []
