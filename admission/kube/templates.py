@@ -109,11 +109,6 @@ def pod_set_steering(
     return out
 
 
-def pod_templates(obj: Mapping[str, Any]) -> list[tuple[str, Path]]:
-    """``(pod set, path of its template)`` for every pod template of the object."""
-    return [(shape.name, shape.path) for shape in adapter(obj).pod_sets(obj)]
-
-
 def original_templates(obj: Mapping[str, Any]) -> dict[str, Obj]:
     """Each template's own scheduling fields: saved in the annotation, else as they are."""
     saved = annotations_of(obj).get(ORIGINAL_TEMPLATE)
@@ -128,15 +123,10 @@ def original_templates(obj: Mapping[str, Any]) -> dict[str, Obj]:
             return {"main": parsed}
         return {str(k): v for k, v in parsed.items() if isinstance(v, dict)}
     out: dict[str, Obj] = {}
-    for name, path in pod_templates(obj):
-        pod = _pod_spec(obj, path)
-        out[name] = {key: pod[key] for key in _STEERED if pod.get(key)}
+    for shape in adapter(obj).pod_sets(obj):
+        pod = _pod_spec(obj, shape.path)
+        out[shape.name] = {key: pod[key] for key in _STEERED if pod.get(key)}
     return out
-
-
-def original_template(job: Mapping[str, Any]) -> Obj:
-    """A Job's template's own scheduling fields (its one pod set's)."""
-    return original_templates(job).get("main", {})
 
 
 def admitted_domain(admission: Admission | None) -> Domain | None:
