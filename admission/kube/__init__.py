@@ -10,6 +10,8 @@ In reading order:
 - ``kinds`` (package): one adapter per workload kind, a table entry each.
 - ``jobs``, ``pods``, ``mirror``, ``reclaim``: the watchers (``jobs``: one per workload
   kind); they call ``admission.intake``.
+- ``readiness``: how many of a workload's pods are Ready (waitForPodsReady), recorded by
+  the Pod watcher.
 - ``pod_groups``: plain Pods gathered into groups, and what admission and eviction do to
   their pods.
 - ``templates`` (PURE), ``actuator``: what Berth changes on a workload object, and the
