@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from admission.engine import reasons, transitions
-from admission.engine.candidates import FailedSearches
+from admission.engine.candidates import FailedSearches, MinRuntimes
 from admission.engine.capacity import Capacity, demands
 from admission.engine.checks import (
     drain_reason,
@@ -25,7 +25,7 @@ from admission.engine.checks import (
 from admission.engine.collector import collector_paused
 from admission.engine.cycle_memo import CycleMemo
 from admission.engine.cycle_reasons import WaitReasons
-from admission.engine.fairshare import dominant_share
+from admission.engine.fairshare import dominant_share, memory_offsets
 from admission.engine.flavors import Assigner, Mode, Plan, partial_plan
 from admission.engine.preemption import Search, Victim, Wanted, can_preempt, find_victims
 from admission.engine.queues import Entry, entry
@@ -96,7 +96,10 @@ class _Cycle:
         self.why = WaitReasons(self.queues, self.tree, self.holdings, self.memo,
                                self.assigner, self.capacity)
         self.search = Search(self.tree, self.queues, self.holdings, self.protected,
-                             snapshot.fair_sharing, now=now)
+                             snapshot.fair_sharing, now=now,
+                             strategies=snapshot.fair_strategies,
+                             min_runtimes=MinRuntimes.of(self.queues,
+                                                         snapshot.priority_classes, now))
         # Most of the snapshot is pending: pick the holders out before sorting them.
         holders = sorted((key, w) for key, w in snapshot.workloads.items()
                          if w.admission is not None and holds_quota(w))
@@ -109,6 +112,8 @@ class _Cycle:
                 self.holdings.add(cq, workload, usage)
         if self.capacity is not None:
             self.capacity.occupy_admitted(self.holdings.by_queue)
+        if snapshot.fair_sharing and snapshot.decayed_usage is not None:
+            self.search.memory.update(memory_offsets(self.tree, snapshot.decayed_usage))
 
     def run(self) -> CycleResult:
         self._drain()
@@ -178,6 +183,12 @@ class _Cycle:
             queued.setdefault(target, []).append(found)
         for entries in queued.values():
             entries.sort()
+        used = self.snapshot.queue_usage
+        if used is not None:  # admission fair sharing: the least used LocalQueue first
+            for name, entries in queued.items():
+                if self.queues[name].usage_based_admission:
+                    entries.sort(key=lambda e: used.get(
+                        f"{e.workload.namespace}/{e.workload.queue_name}", 0.0))
         return queued
 
     def _hold(self, key: str, workload: Workload) -> None:
@@ -264,7 +275,8 @@ class _Cycle:
             return optimistic  # (False, 0, ...): the key it was queued with
         share = 0
         if self.snapshot.fair_sharing:
-            share = dominant_share(self.tree, cq.name, cq.fair_sharing_weight, outcome.usage)
+            share = dominant_share(self.tree, cq.name, cq.fair_sharing_weight, outcome.usage,
+                                   self.search.memory.get(cq.name))
         return (True, share, *pending_order(workload))
 
     def _decide(self, cq: ClusterQueue, workload: Workload, outcome: Outcome,
@@ -289,10 +301,12 @@ class _Cycle:
                 return False
         # Short of quota, or (FIT) of free nodes: evict what the policy allows, if that
         # lets it be admitted and placed.
+        held_back: dict[str, datetime] = {}
         if mode is not Mode.NO_FIT:
             victims = self._victims(cq, workload, usage, shape_id)
             if victims:
                 return self._preempt(cq, workload, victims)
+            held_back = dict(self.search.held_back)
         if roomless:  # its reason is written after the pass, like a quota reason
             self.filter.short.add(cq.name)
             self.waiting[workload.key] = self.filter.parking(cq.name)
@@ -310,7 +324,7 @@ class _Cycle:
             return True
         # Quota reasons are written after the pass, against the final usage: that is the
         # state the workload waits in, and one evaluation then serves every equal shape.
-        self.waiting[workload.key] = Waiting(cq.name, [], quota=True)
+        self.waiting[workload.key] = Waiting(cq.name, [], quota=True, held_back=held_back)
         return mode is Mode.PREEMPT
 
     def _victims(self, cq: ClusterQueue, workload: Workload, usage: Usage,
@@ -318,6 +332,7 @@ class _Cycle:
         """The victims whose eviction lets ``workload`` be admitted (and, where its flavors
         have nodes, placed), or None. Failures are cached by shape and pool state: in a
         full cohort most pending workloads repeat a few shapes, and nothing changes."""
+        self.search.held_back.clear()
         if not self._may_search(self.tree.root(cq.name)) or not (
                 can_preempt(cq) or self._any_evicting(cq)):
             return None

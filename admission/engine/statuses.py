@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from admission.engine import reasons
 from admission.engine.collector import collector_paused
@@ -53,6 +54,8 @@ class Waiting:
     hints: list[str] = field(default_factory=list)
     blocked_by: str | None = None  # the StrictFIFO head it waits behind
     quota: bool = False  # its quota reasons are still to be written
+    # Victims it would take but for their minimum runtime: key -> when that ends.
+    held_back: Mapping[str, datetime] = field(default_factory=dict)
 
 
 class PendingStatuses(Mapping[str, PendingStatus]):
@@ -168,6 +171,8 @@ class PendingStatuses(Mapping[str, PendingStatus]):
             if entry.blocked_by is not None:
                 more = [r for r in more if r.code is not WaitReason.PENDING_EVALUATION]
             found = [*found, *more] if found else more
+            if entry.held_back:
+                found, hints = reasons.held_back(found, hints, entry.held_back)
         if entry.blocked_by is not None and cq is not None:
             found = [*found, reasons.blocked_by_queue_head(cq, entry.blocked_by, position[key])]
         if not found:  # pragma: no cover - every parked workload has a reason

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from quota.core.fairness import DEFAULT_STRATEGIES, PreemptionStrategy
 from quota.core.model import (
     ClusterQueue,
     Cohort,
@@ -22,6 +23,7 @@ from quota.core.model import (
     Topology,
 )
 from quota.core.reasons import PreemptionCause, WaitReason
+from quota.core.tree import FlavorResource
 from quota.core.workload import Admission, Workload
 
 if TYPE_CHECKING:
@@ -43,6 +45,13 @@ class Snapshot:
     nodes: Mapping[str, Node] = field(default_factory=dict)
     workloads: Mapping[str, Workload] = field(default_factory=dict)  # "ns/name"
     fair_sharing: bool = False
+    fair_strategies: tuple[PreemptionStrategy, ...] = DEFAULT_STRATEGIES
+    # Fair sharing with memory: each ClusterQueue's decayed usage, milli-units per slot
+    # (None: the share is of this instant's usage, as in Kueue).
+    decayed_usage: Mapping[str, Mapping[FlavorResource, int]] | None = None
+    # Admission fair sharing: each LocalQueue's ("ns/name") weighted decayed usage; it
+    # orders the workloads of ClusterQueues with usage-based admission (None: off).
+    queue_usage: Mapping[str, float] | None = None
     # Shape ids kept across the loop's cycles (admission.engine.shapes.ShapeMemo); a
     # cache only: it never changes a decision, and None builds them afresh.
     shapes: ShapeMemo | None = field(default=None, compare=False)

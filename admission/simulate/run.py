@@ -21,9 +21,11 @@ from admission.engine.cycle import run_cycle
 from admission.engine.node_faults import node_evictions
 from admission.engine.transitions import admitted, checkpointed, evicted, requeue_due
 from admission.engine.types import CycleResult, EvictionDecision, PendingStatus, Reason, Snapshot
+from admission.simulate.history import History
 from admission.simulate.limits import SimulationStopped, too_many_cycles
 from admission.simulate.scenario import WORKLOAD_KINDS, Scenario, Step, format_duration
 from quota.core.errors import BerthError
+from quota.core.fairness import Fairness
 from quota.core.model import (
     ClusterQueue,
     Cohort,
@@ -96,7 +98,8 @@ def simulate(
     ``keep_going`` is asked before every cycle, and ``False`` stops the run
     (``SimulationStopped``): the caller's time limit, read from the caller's clock.
     """
-    world = _World(scenario.objects, scenario.epoch, max_cycles, cycle_budget, keep_going)
+    world = _World(scenario.objects, scenario.epoch, max_cycles, cycle_budget, keep_going,
+                   scenario.fairness)
     outcomes = []
     for step in scenario.steps:
         now = scenario.epoch + step.at
@@ -117,8 +120,14 @@ class _World:
         cap: int,
         budget: int | None = None,
         keep_going: Callable[[], bool] | None = None,
+        fairness: Fairness | None = None,
     ) -> None:
         self.epoch = epoch
+        self.fairness = fairness or Fairness()
+        self.history = History(self.fairness)
+        # berth.dev/min-runtime: when an admitted workload may be preempted; a cycle runs
+        # then, as the loop's next cycle would, so a waiting preemptor gets its turn.
+        self.protection_ends: dict[str, datetime] = {}
         self.cap = cap  # cycles per instant
         self.budget = budget  # cycles over the whole run
         self.keep_going = keep_going
@@ -134,12 +143,15 @@ class _World:
     def advance_to(self, now: datetime) -> None:
         """Complete runtimes and end checkpoint graces due up to ``now``, in time order;
         earlier instants each get their own cycles."""
-        while self.finish_at or self.grace_until:
-            due = min([*self.finish_at.values(), *self.grace_until.values()])
+        while self.finish_at or self.grace_until or self.protection_ends:
+            due = min([*self.finish_at.values(), *self.grace_until.values(),
+                       *self.protection_ends.values()])
             if due > now:
                 return
+            for key in [k for k, at in self.protection_ends.items() if at == due]:
+                del self.protection_ends[key]
             for key in [k for k, at in self.finish_at.items() if at == due]:
-                self._finish(key)
+                self._finish(key, due)
             for key in [k for k, at in self.grace_until.items() if at == due]:
                 del self.grace_until[key]  # due: whatever the victim did, the timer is spent
                 self._requeue(key, due)
@@ -153,7 +165,7 @@ class _World:
             self.objects[item.key] = item
         for ref in step.delete:
             if ref.kind in WORKLOAD_KINDS:
-                self._forget(ref.key)
+                self._forget(ref.key, now)
             else:
                 self.objects.pop(ref.object_key, None)
         for creation in step.create:
@@ -165,7 +177,7 @@ class _World:
                 self.runtimes[workload.key] = creation.runtime
         for key in step.finish:
             if self.workloads[key].state is not WorkloadState.FINISHED:
-                self._finish(key)
+                self._finish(key, now)
         for key in step.deactivate:
             workload = self.workloads[key]
             if workload.state not in (WorkloadState.FINISHED, WorkloadState.DEACTIVATED):
@@ -178,6 +190,7 @@ class _World:
                     admitted_at=None,
                 )
                 self.grace_until.pop(key, None)
+                self.history.released(key, now)
         released = []
         for key in step.checkpointed:
             reported = checkpointed(self.workloads[key], now)
@@ -194,11 +207,11 @@ class _World:
         released: list[str] = []
         for _ in range(self.cap):
             self._may_cycle(now)
-            snapshot = self.snapshot()
+            snapshot = self.snapshot(now)
             faults = node_evictions(snapshot.workloads, snapshot.nodes)
             if faults:
                 released.extend(self._evict_all(faults, now))
-                snapshot = self.snapshot()
+                snapshot = self.snapshot(now)
             result = run_cycle(snapshot, now)
             self.pending = result.pending
             if not result.admitted and not result.evicted:
@@ -225,6 +238,8 @@ class _World:
             key = decision.key
             self.workloads[key] = admitted(self.workloads[key], decision.admission, now)
             self.borrowing[key] = decision.borrowing
+            self.history.admitted(self.workloads[key], now)
+            self._protect(key, decision.admission.cluster_queue, now)
             if key in self.runtimes:
                 self.finish_at[key] = now + self.runtimes[key]
         return released
@@ -244,6 +259,7 @@ class _World:
                 continue
             self.finish_at.pop(eviction.key, None)
             self.grace_until.pop(eviction.key, None)
+            self.history.released(eviction.key, now)
             released.append(eviction.key)
         return released
 
@@ -255,23 +271,46 @@ class _World:
             return False
         self.finish_at.pop(key, None)
         self.grace_until.pop(key, None)
+        self.history.released(key, now)
         self.workloads[key] = requeue.workload
         return True
 
-    def _finish(self, key: str) -> None:
+    def _protect(self, key: str, cq_name: str, now: datetime) -> None:
+        """Set the timer of an admitted workload's minimum runtime, if it has one."""
+        values = [item.obj for item in self.objects.values()]
+        queue = next((o for o in values if isinstance(o, ClusterQueue) and o.name == cq_name),
+                     None)
+        class_name = self.workloads[key].priority_class
+        pc = next((o for o in values if isinstance(o, PriorityClass) and o.name == class_name),
+                  None)
+        runtimes = [r for r in (queue and queue.min_runtime, pc and pc.min_runtime) if r]
+        if runtimes:
+            self.protection_ends[key] = now + max(runtimes)
+
+    def _finish(self, key: str, now: datetime) -> None:
         self.finish_at.pop(key, None)
         self.grace_until.pop(key, None)
+        self.protection_ends.pop(key, None)
+        self.history.released(key, now)
         self.workloads[key] = replace(self.workloads[key], state=WorkloadState.FINISHED)
 
-    def _forget(self, key: str) -> None:
-        tables = (self.workloads, self.borrowing, self.runtimes, self.finish_at, self.grace_until)
+    def _forget(self, key: str, now: datetime) -> None:
+        self.history.released(key, now)
+        tables = (self.workloads, self.borrowing, self.runtimes, self.finish_at,
+                  self.grace_until, self.protection_ends)
         for table in tables:
             table.pop(key, None)
 
-    def snapshot(self) -> Snapshot:
-        """The engine's view: every object, and the workloads still in the queueing system."""
+    def snapshot(self, now: datetime) -> Snapshot:
+        """The engine's view at ``now``: every object, the workloads still in the queueing
+        system, and what fair sharing reads of the history."""
         values = [item.obj for item in self.objects.values()]
+        fairness = self.fairness
         return Snapshot(
+            fair_sharing=fairness.enable,
+            fair_strategies=fairness.strategies,
+            decayed_usage=self.history.decayed_usage(now),
+            queue_usage=self.history.queue_usage(now),
             flavors={o.name: o for o in values if isinstance(o, ResourceFlavor)},
             cluster_queues={o.name: o for o in values if isinstance(o, ClusterQueue)},
             cohorts={o.name: o for o in values if isinstance(o, Cohort)},

@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from quota.core.errors import InvalidInput, Problem
+from quota.core.fairness import Fairness
 from quota.core.model import PriorityClass
 from quota.core.workload import Workload
+from quota.manifests.configuration import parse_fairness
 from quota.manifests.documents import ManifestObject, find_kind, load_documents, parse_objects
 from quota.manifests.jobs import parse_workload, workload_label
 
@@ -27,7 +29,7 @@ RUNTIME_ANNOTATION = "berth.dev/runtime"
 MAX_DURATION = timedelta(days=100 * 365)
 WORKLOAD_KINDS = ("Job", "Workload")
 
-_TOP_KEYS = ("name", "objects", "steps")
+_TOP_KEYS = ("name", "config", "objects", "steps")
 _STEP_KEYS = ("at", "apply", "delete", "create", "finish", "deactivate", "checkpointed")
 _DELETE_KEYS = ("kind", "name", "namespace")
 _DURATION = re.compile(r"^(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?$")
@@ -78,6 +80,7 @@ class Scenario:
     name: str | None
     objects: tuple[ManifestObject, ...]
     steps: tuple[Step, ...]
+    fairness: Fairness = Fairness()  # the ``config`` block's fair-sharing fields
 
 
 class DurationError(ValueError):
@@ -155,6 +158,9 @@ class _Parser:
         name = doc.get("name")
         if name is not None and not isinstance(name, str):
             self.problem("name", "must be a string")
+        fairness, wrong = parse_fairness(doc.get("config"))
+        for field, message in wrong:
+            self.problem(field, message)
         objects = self._objects(self._list(doc.get("objects"), "objects"), "objects")
         for item in objects:
             self.objects[item.key] = item
@@ -169,7 +175,7 @@ class _Parser:
         if self.problems:
             raise InvalidInput(self.problems)
         title = name if isinstance(name, str) else None
-        return Scenario(self.source, self.epoch, title, objects, tuple(steps))
+        return Scenario(self.source, self.epoch, title, objects, tuple(steps), fairness)
 
     def _list(self, value: object, field: str) -> list[object]:
         if value is None:

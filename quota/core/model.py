@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from enum import StrEnum
 
 from quota.core.metering import Price
@@ -196,6 +197,9 @@ class ClusterQueue:
     stop_policy: StopPolicy = StopPolicy.NONE
     fair_sharing_weight: int = 1000  # milli-units, Kueue's default weight 1
     admission_checks: tuple[str, ...] = ()
+    # admissionScope UsageBasedAdmissionFairSharing: LocalQueue usage orders its workloads.
+    usage_based_admission: bool = False
+    min_runtime: timedelta | None = None  # berth.dev/min-runtime: victims younger are kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +229,7 @@ class PriorityClass:
     name: str
     value: int
     description: str = ""
+    min_runtime: timedelta | None = None  # berth.dev/min-runtime
 
 
 @dataclass(frozen=True, slots=True)

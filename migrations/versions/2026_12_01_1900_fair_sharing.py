@@ -1,0 +1,39 @@
+"""fair sharing: a ClusterQueue's admissionScope, and min-runtime on queues and classes
+
+Revision ID: 0006
+Revises: 0005
+Create Date: 2026-12-01 19:00:00+00:00
+
+``admissionScope: {admissionMode: UsageBasedAdmissionFairSharing}`` lets LocalQueue usage
+order a ClusterQueue's workloads; ``berth.dev/min-runtime`` on a ClusterQueue or a
+WorkloadPriorityClass protects victims younger than that from preemption.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0006"
+down_revision: str | Sequence[str] | None = "0005"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    op.add_column(
+        "cluster_queues",
+        sa.Column("usage_based_admission", sa.Boolean(), server_default=sa.text("false"),
+                  nullable=False),
+    )
+    op.add_column("cluster_queues", sa.Column("min_runtime_seconds", sa.Integer(), nullable=True))
+    op.add_column("priority_classes",
+                  sa.Column("min_runtime_seconds", sa.Integer(), nullable=True))
+
+
+def downgrade() -> None:
+    op.drop_column("priority_classes", "min_runtime_seconds")
+    op.drop_column("cluster_queues", "min_runtime_seconds")
+    op.drop_column("cluster_queues", "usage_based_admission")

@@ -1,0 +1,166 @@
+"""Kueue's Configuration fields for fair sharing, as Kueue spells them (PURE, text in).
+
+One owner for both places that take them: a scenario's ``config:`` block (``berth
+simulate``, ``POST /api/v1/simulate``) is read whole by ``parse_fairness``; ``berth serve``'s
+settings file and ``BERTH_*`` variables read the same leaves one at a time through the
+leaf parsers here (``berth.settings``), so both accept and refuse the same values::
+
+    fairSharing: {enable: true, preemptionStrategies: [LessThanOrEqualToFinalShare,
+                                                       LessThanInitialShare]}
+    admissionFairSharing: {usageHalfLifeTime: 168h, usageSamplingInterval: 5m,
+                           resourceWeights: {cpu: 2, memory: 1}}
+    berth: {fairSharingHalfLife: 72h}
+
+Defaults are Kueue's: both strategies in that order when fair sharing is on and none are
+given, a 5m sampling interval, weight 1 per resource.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import timedelta
+
+from quota.core.fairness import (
+    ALLOWED_STRATEGIES,
+    SAMPLING_DEFAULT,
+    AdmissionFairSharing,
+    Fairness,
+    PreemptionStrategy,
+)
+from quota.core.quantity import QuantityError, parse_quantity
+
+_GO_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+_MAX = timedelta(days=3650)
+TOP_KEYS = ("fairSharing", "admissionFairSharing", "berth")
+_FS_KEYS = ("enable", "preemptionStrategies")
+_AFS_KEYS = ("usageHalfLifeTime", "usageSamplingInterval", "resourceWeights")
+_BERTH_KEYS = ("fairSharingHalfLife",)
+# Kueue's Configuration has these; Berth does not implement them and says so.
+NOT_IMPLEMENTED = ("waitForPodsReady",)
+
+
+def parse_go_duration(raw: object, *, positive: bool = False) -> timedelta:
+    """``168h``, ``5m``, ``1h30m``, ``0s`` (a Kubernetes metav1.Duration in h/m/s); at most
+    ten years; ``positive``: more than zero."""
+    match = _GO_DURATION.fullmatch(raw.strip()) if isinstance(raw, str) else None
+    if match is None or not any(match.groups()):
+        raise ValueError(f"{raw!r} is not a duration (expected e.g. 168h, 5m, 1h30m)")
+    hours, minutes, seconds = (int(g or 0) for g in match.groups())
+    value = timedelta(hours=min(hours, 10**6), minutes=min(minutes, 10**8),
+                      seconds=min(seconds, 10**10))
+    if value > _MAX:
+        raise ValueError(f"{raw!r} is longer than ten years")
+    if positive and value <= timedelta(0):
+        raise ValueError(f"{raw!r} must be longer than 0s")
+    return value
+
+
+def parse_strategies(raw: object) -> tuple[PreemptionStrategy, ...]:
+    """One of Kueue's three accepted lists of preemption strategies."""
+    items = [p.strip() for p in raw.split(",")] if isinstance(raw, str) else raw
+    if not isinstance(items, list):
+        raise ValueError(f"{raw!r} is not a list of preemption strategies")
+    known = {str(s): s for s in PreemptionStrategy}
+    bad = [str(i) for i in items if str(i) not in known]
+    if bad:
+        raise ValueError(f"unknown strategy {bad[0]!r}; expected {', '.join(known)}")
+    found = tuple(known[str(i)] for i in items)
+    if found not in ALLOWED_STRATEGIES:
+        lists = "; ".join(", ".join(s) for s in ALLOWED_STRATEGIES)
+        raise ValueError(f"[{', '.join(found)}] is not one of Kueue's accepted lists: {lists}")
+    return found
+
+
+def parse_weights(raw: object) -> dict[str, int]:
+    """Resource weights (``{cpu: 2, memory: 1}``, or ``cpu=2,memory=1`` in a variable) in
+    milli-units; none negative."""
+    if isinstance(raw, str):
+        pairs = [p.split("=", 1) for p in raw.split(",") if p.strip()]
+        if any(len(p) != 2 for p in pairs):
+            raise ValueError(f"{raw!r} is not resource=weight pairs (e.g. cpu=2,memory=1)")
+        items: Mapping[object, object] = {k.strip(): v.strip() for k, v in pairs}
+    elif isinstance(raw, Mapping):
+        items = raw
+    else:
+        raise ValueError(f"{raw!r} is not a mapping of resource to weight")
+    weights: dict[str, int] = {}
+    for name, value in items.items():
+        try:
+            milli = parse_quantity(value if not isinstance(value, bool) else "x")
+        except QuantityError:
+            raise ValueError(f"{name}: {value!r} is not a weight (a number)") from None
+        if milli < 0:
+            raise ValueError(f"{name}: must not be negative, got {value!r}")
+        weights[str(name)] = milli
+    return weights
+
+
+def parse_fairness(raw: object) -> tuple[Fairness, list[tuple[str, str]]]:
+    """A scenario's ``config`` block: the value, and (field, message) for each problem."""
+    problems: list[tuple[str, str]] = []
+    if raw is None:
+        return Fairness(), problems
+    if not isinstance(raw, Mapping):
+        return Fairness(), [("config", "must be a mapping of Kueue Configuration fields")]
+    for key in raw:
+        if key in NOT_IMPLEMENTED:
+            problems.append((f"config.{key}", "Kueue has it; Berth does not implement it"))
+        elif key not in TOP_KEYS:
+            problems.append((f"config.{key}", f"unknown key; expected {', '.join(TOP_KEYS)}"))
+    fs = _section(raw, "fairSharing", _FS_KEYS, problems)
+    afs = _section(raw, "admissionFairSharing", _AFS_KEYS, problems)
+    own = _section(raw, "berth", _BERTH_KEYS, problems)
+
+    def leaf(section: Mapping[object, object], where: str, key: str, parse: object) -> object:
+        if section.get(key) is None:
+            return None
+        try:
+            return parse(section[key])  # type: ignore[operator]
+        except ValueError as exc:
+            problems.append((f"config.{where}.{key}", str(exc)))
+            return None
+
+    enable = fs.get("enable", False)
+    if not isinstance(enable, bool):
+        problems.append(("config.fairSharing.enable", f"{enable!r} is not true or false"))
+        enable = False
+    strategies = leaf(fs, "fairSharing", "preemptionStrategies", parse_strategies)
+    admission = None
+    if "admissionFairSharing" in raw:
+        half = leaf(afs, "admissionFairSharing", "usageHalfLifeTime", parse_go_duration)
+        sampling = leaf(afs, "admissionFairSharing", "usageSamplingInterval",
+                        lambda r: parse_go_duration(r, positive=True))
+        weights = leaf(afs, "admissionFairSharing", "resourceWeights", parse_weights)
+        admission = AdmissionFairSharing(
+            half if isinstance(half, timedelta) else timedelta(0),
+            sampling if isinstance(sampling, timedelta) else SAMPLING_DEFAULT,
+            weights if isinstance(weights, dict) else {},
+        )
+    memory = leaf(own, "berth", "fairSharingHalfLife",
+                  lambda r: parse_go_duration(r, positive=True))
+    fairness = Fairness(
+        enable=enable,
+        strategies=strategies if isinstance(strategies, tuple) else Fairness().strategies,
+        admission=admission,
+        memory_half_life=memory if isinstance(memory, timedelta) else None,
+    )
+    if fairness.memory_half_life is not None and not fairness.enable:
+        problems.append(("config.berth.fairSharingHalfLife",
+                         "fair sharing with memory needs fairSharing.enable: true"))
+    return fairness, problems
+
+
+def _section(raw: Mapping[object, object], key: str, known: tuple[str, ...],
+             problems: list[tuple[str, str]]) -> Mapping[object, object]:
+    value = raw.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        problems.append((f"config.{key}", "must be a mapping"))
+        return {}
+    for name in value:
+        if name not in known:
+            problems.append((f"config.{key}.{name}",
+                             f"unknown key; expected {', '.join(known)}"))
+    return value
