@@ -125,7 +125,7 @@ class _Cycle:
             admitted=tuple(self.admitted),
             evicted=tuple(self.evicted),
             pending=PendingStatuses(self.waiting, self.snapshot.workloads, self.queues,
-                                    self.why.quota),
+                                    self.why.quota, self.snapshot.queue_usage),
         )
 
     # --- before admission ----------------------------------------------------------------

@@ -61,8 +61,8 @@ class Waiting:
 class PendingStatuses(Mapping[str, PendingStatus]):
     """Workload key -> ``PendingStatus``, built when the first one is read (keys sorted)."""
 
-    __slots__ = ("_built", "_keys", "_least", "_places", "_queues", "_quota", "_waiting",
-                 "_workloads")
+    __slots__ = ("_built", "_keys", "_least", "_places", "_queues", "_quota", "_used",
+                 "_waiting", "_workloads")
 
     def __init__(
         self,
@@ -70,7 +70,9 @@ class PendingStatuses(Mapping[str, PendingStatus]):
         workloads: Mapping[str, Workload],
         queues: Mapping[str, object],
         quota: QuotaReasons,
+        queue_usage: Mapping[str, float] | None = None,
     ) -> None:
+        self._used = queue_usage  # admission fair sharing: LocalQueue usage orders first
         self._waiting = waiting
         self._workloads = workloads
         self._queues = queues
@@ -142,7 +144,8 @@ class PendingStatuses(Mapping[str, PendingStatus]):
         return self._places
 
     def _positions(self) -> dict[str, int]:
-        by_queue: dict[str, list[PendingOrder]] = {}
+        by_queue: dict[str, list[tuple[float, PendingOrder]]] = {}
+        used = self._used
         workloads, queues = self._workloads, self._queues
         deactivated = WaitReason.DEACTIVATED
         for key, entry in self._waiting.items():
@@ -152,11 +155,14 @@ class PendingStatuses(Mapping[str, PendingStatus]):
             if any(r.code is deactivated for r in entry.reasons):
                 continue  # a deactivated workload is out of the queue: it takes no place
             workload = workloads[key]
-            by_queue.setdefault(cq, []).append(pending_order(workload, key))
+            first = 0.0
+            if used is not None and getattr(queues[cq], "usage_based_admission", False):
+                first = used.get(f"{workload.namespace}/{workload.queue_name}", 0.0)
+            by_queue.setdefault(cq, []).append((first, pending_order(workload, key)))
         positions: dict[str, int] = {}
         for order in by_queue.values():
             order.sort()
-            for place, (_, _, key) in enumerate(order, start=1):
+            for place, (_, (_, _, key)) in enumerate(order, start=1):
                 positions[key] = place
         return positions
 

@@ -10,6 +10,7 @@ formula (``quota.core.fairness.decayed``) the ledger's query implements.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 
 from quota.core.fairness import Fairness, Held, decayed
@@ -69,8 +70,10 @@ class History:
             out.setdefault(cq, {})[slot] = round(decayed(held, now, half_life))
         return out
 
-    def queue_usage(self, now: datetime) -> dict[str, float] | None:
-        """Per LocalQueue, its weighted decayed usage (None without admission fair sharing)."""
+    def queue_usage(self, now: datetime,
+                    weights: Mapping[str, int]) -> dict[str, float] | None:
+        """Per LocalQueue, its weighted decayed usage (None without admission fair sharing);
+        ``weights``: LocalQueue weights in milli-units by key (1000 if absent)."""
         afs = self.fairness.admission
         if afs is None:
             return None
@@ -83,4 +86,4 @@ class History:
             amount = decayed(held, now, afs.half_life, penalty) / 1000  # milli-units to units
             usage = per_queue.setdefault(lq, {})
             usage[resource] = usage.get(resource, 0.0) + amount
-        return {lq: afs.weighted(usage) for lq, usage in per_queue.items()}
+        return {lq: afs.weighted(usage, weights.get(lq, 1000)) for lq, usage in per_queue.items()}

@@ -310,7 +310,8 @@ class _World:
             fair_sharing=fairness.enable,
             fair_strategies=fairness.strategies,
             decayed_usage=self.history.decayed_usage(now),
-            queue_usage=self.history.queue_usage(now),
+            queue_usage=self.history.queue_usage(now, {
+                o.key: o.fair_sharing_weight for o in values if isinstance(o, LocalQueue)}),
             flavors={o.name: o for o in values if isinstance(o, ResourceFlavor)},
             cluster_queues={o.name: o for o in values if isinstance(o, ClusterQueue)},
             cohorts={o.name: o for o in values if isinstance(o, Cohort)},

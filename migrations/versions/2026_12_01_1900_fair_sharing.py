@@ -1,11 +1,12 @@
-"""fair sharing: a ClusterQueue's admissionScope, and min-runtime on queues and classes
+"""fair sharing: admissionScope and LocalQueue weights, min-runtime on queues and classes
 
 Revision ID: 0006
 Revises: 0005
 Create Date: 2026-12-01 19:00:00+00:00
 
 ``admissionScope: {admissionMode: UsageBasedAdmissionFairSharing}`` lets LocalQueue usage
-order a ClusterQueue's workloads; ``berth.dev/min-runtime`` on a ClusterQueue or a
+order a ClusterQueue's workloads, each LocalQueue's by its ``spec.fairSharing.weight``;
+``berth.dev/min-runtime`` on a ClusterQueue or a
 WorkloadPriorityClass protects victims younger than that from preemption.
 """
 
@@ -31,9 +32,15 @@ def upgrade() -> None:
     op.add_column("cluster_queues", sa.Column("min_runtime_seconds", sa.Integer(), nullable=True))
     op.add_column("priority_classes",
                   sa.Column("min_runtime_seconds", sa.Integer(), nullable=True))
+    op.add_column(
+        "local_queues",
+        sa.Column("fair_sharing_weight", sa.BigInteger(), server_default=sa.text("1000"),
+                  nullable=False),
+    )
 
 
 def downgrade() -> None:
+    op.drop_column("local_queues", "fair_sharing_weight")
     op.drop_column("priority_classes", "min_runtime_seconds")
     op.drop_column("cluster_queues", "min_runtime_seconds")
     op.drop_column("cluster_queues", "usage_based_admission")

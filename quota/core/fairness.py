@@ -56,10 +56,14 @@ class AdmissionFairSharing:
         """α: the part of a request counted as used from the moment it is admitted."""
         return alpha(self.sampling, self.half_life)
 
-    def weighted(self, usage: Mapping[str, float]) -> float:
-        """One number per LocalQueue: Σ weight × usage (a ranking, not a quantity)."""
-        return sum(self.resource_weights.get(r, 1000) / 1000 * amount
-                   for r, amount in sorted(usage.items()))
+    def weighted(self, usage: Mapping[str, float], queue_weight: int = 1000) -> float:
+        """One number per LocalQueue: Σ resource weight × usage, over the LocalQueue's
+        weight (milli-units; zero or less ranks it last). A ranking, not a quantity."""
+        if queue_weight <= 0:
+            return math.inf
+        total = sum(self.resource_weights.get(r, 1000) / 1000 * amount
+                    for r, amount in sorted(usage.items()))
+        return total * 1000 / queue_weight
 
 
 @dataclass(frozen=True, slots=True)

@@ -218,6 +218,7 @@ class LocalQueue:
     name: str
     cluster_queue: str
     stop_policy: StopPolicy = StopPolicy.NONE
+    fair_sharing_weight: int = 1000  # milli-units: admission fair sharing divides usage by it
 
     @property
     def key(self) -> str:

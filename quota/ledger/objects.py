@@ -154,6 +154,7 @@ def _local_queue_row(queue: LocalQueue) -> Row:
         "name": queue.name,
         "cluster_queue": queue.cluster_queue,
         "stop_policy": str(queue.stop_policy),
+        "fair_sharing_weight": queue.fair_sharing_weight,
     }
 
 
@@ -163,6 +164,7 @@ def _local_queue(row: Mapping[Any, Any], _: Groups) -> LocalQueue:
         name=row["name"],
         cluster_queue=row["cluster_queue"],
         stop_policy=StopPolicy(row["stop_policy"]),
+        fair_sharing_weight=row["fair_sharing_weight"],
     )
 
 

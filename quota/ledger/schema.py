@@ -169,6 +169,7 @@ class LocalQueueRow(Versioned, Base):
     name: Mapped[str] = mapped_column(primary_key=True)
     cluster_queue: Mapped[str]
     stop_policy: Mapped[str]
+    fair_sharing_weight: Mapped[int] = mapped_column(BigInteger, server_default=text("1000"))
 
 
 class PriorityClassRow(Versioned, Base):

@@ -171,13 +171,14 @@ def read_cohort(top: Field, meta: Meta) -> Cohort:
 
 def read_local_queue(top: Field, meta: Meta) -> LocalQueue:
     spec = top.obj(
-        "spec", required=True, known=("clusterQueue", "stopPolicy"), unsupported=("fairSharing",)
+        "spec", required=True, known=("clusterQueue", "stopPolicy", "fairSharing")
     )
     return LocalQueue(
         namespace=meta.namespace,
         name=meta.name,
         cluster_queue=spec.string("clusterQueue", required=True, check=dns_name) or "",
         stop_policy=spec.enum("stopPolicy", StopPolicy) or StopPolicy.NONE,
+        fair_sharing_weight=_weight(spec),
     )
 
 

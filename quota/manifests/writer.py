@@ -53,7 +53,8 @@ def to_manifest(obj: Model) -> dict[str, object]:
     if isinstance(obj, LocalQueue):
         out = _header("LocalQueue", obj.name)
         out["metadata"] = {"name": obj.name, "namespace": obj.namespace}
-        out["spec"] = {"clusterQueue": obj.cluster_queue, "stopPolicy": obj.stop_policy.value}
+        out["spec"] = {"clusterQueue": obj.cluster_queue, "stopPolicy": obj.stop_policy.value,
+                       "fairSharing": {"weight": format_quantity(obj.fair_sharing_weight)}}
         return out
     if isinstance(obj, PriorityClass):
         notes = _min_runtime(obj.min_runtime)
