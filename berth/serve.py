@@ -104,7 +104,7 @@ def admission_loop(
     return AdmissionLoop(
         sessions,
         actuator,
-        fair_sharing=config.fair_sharing.enable,
+        fairness=config.fair_sharing.fairness(),
         crash=config.loop.crash_hook(),
     )
 

@@ -41,6 +41,12 @@ from berth.embedded import default_home
 from quota.core.errors import BerthError
 from quota.core.node_health import DEFAULT_DEVICE_ERROR_EXIT_CODES, HealthThresholds
 from quota.ledger.connect import ConnectionLimits
+from quota.manifests.configuration import (
+    FairSharingSettings,
+    parse_go_duration,
+    parse_strategies,
+    parse_weights,
+)
 
 if TYPE_CHECKING:
     from api.auth import Grant
@@ -119,13 +125,6 @@ class HealthSettings:
 
     thresholds: HealthThresholds = field(default_factory=HealthThresholds)
     device_error_exit_codes: frozenset[int] = DEFAULT_DEVICE_ERROR_EXIT_CODES
-
-
-@dataclass(frozen=True, slots=True)
-class FairSharingSettings:
-    """Kueue's ``fairSharing``: off, the engine admits and preempts by priority and age."""
-
-    enable: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +251,10 @@ def _tokens(raw: object) -> tuple[Grant, ...]:
     return parse_tokens(",".join(_items(raw)))
 
 
+def _positive_duration(raw: object) -> object:
+    return parse_go_duration(raw, positive=True)
+
+
 def _crash_at(raw: object) -> str:
     text = _text(raw)
     CrashHook.parse(text)
@@ -358,6 +361,25 @@ SETTINGS: tuple[Setting, ...] = (
       "Kueue's fair sharing: borrowers go first, and preempt, by their weighted share of "
       "what the cohort lends (see below)",
       "--fair-sharing"),
+    S("BERTH_FAIR_SHARING_STRATEGIES", "fair_sharing.strategies",
+      "fairSharing.preemptionStrategies", parse_strategies,
+      "fair-sharing preemption strategies, in order: `LessThanOrEqualToFinalShare`, "
+      "`LessThanInitialShare` or both (Kueue's three accepted lists)",
+      default="both, in that order"),
+    S("BERTH_FAIR_SHARING_HALF_LIFE", "fair_sharing.memory_half_life",
+      "berth.fairSharingHalfLife", _positive_duration,
+      "fair sharing with memory: shares count usage decayed with this half-life (`72h`); "
+      "needs fair sharing on"),
+    S("BERTH_ADMISSION_FAIR_SHARING_HALF_LIFE", "fair_sharing.admission_half_life",
+      "admissionFairSharing.usageHalfLifeTime", parse_go_duration,
+      "admission fair sharing on: LocalQueue usage decays with this half-life (`168h`; "
+      "`0s`: only what is held now)"),
+    S("BERTH_ADMISSION_FAIR_SHARING_SAMPLING", "fair_sharing.admission_sampling",
+      "admissionFairSharing.usageSamplingInterval", _positive_duration,
+      "how often usage is read again, and the entry penalty's interval", default="`5m`"),
+    S("BERTH_ADMISSION_FAIR_SHARING_WEIGHTS", "fair_sharing.admission_weights",
+      "admissionFairSharing.resourceWeights", parse_weights,
+      "resource weights of LocalQueue usage, `cpu=2,memory=1` (others weigh 1)"),
     S("BERTH_SERVER", "client.server", "client.server", _server,
       "the Berth API every object and workload command talks to", "--server"),
     S("BERTH_TOKEN", "client.token", "client.token", _text,
@@ -365,13 +387,6 @@ SETTINGS: tuple[Setting, ...] = (
 )  # fmt: skip
 BY_KEY = {s.key: s for s in SETTINGS if s.key is not None}
 
-# Keys Kueue's configuration has that Berth refuses with a reason, not as unknown.
-_NOT_HERE = {
-    "fairSharing.preemptionStrategies": "not a setting: Berth's engine preempts by Kueue's "
-    "LessThanOrEqualToFinalShare alone (the preemptor's share with the workload stays at or "
-    "below the target's share without its victim); LessThanInitialShare is not implemented. "
-    "Leave the key out",
-}
 
 
 def load(
@@ -432,8 +447,6 @@ def _file(flags: Mapping[str, object], env: Mapping[str, str]) -> tuple[dict[str
         raise SettingsError(f"{path}: expected a mapping of sections", field=CONFIG_ENV)
     leaves = dict(_leaves(document))
     for key in leaves:
-        if key in _NOT_HERE:
-            raise SettingsError(f"{path}: {key}: {_NOT_HERE[key]}", field=CONFIG_ENV)
         if key not in BY_KEY:
             known = ", ".join(sorted({k.split(".")[0] for k in BY_KEY}))
             raise SettingsError(
@@ -466,4 +479,8 @@ def _checked(tree: Settings) -> Settings:
             f"BERTH_BACKOFF_MAX_SECONDS ({loop.backoff_max:g})",
             field="BERTH_BACKOFF_FIRST_SECONDS",
         )
+    wrong = tree.fair_sharing.problem()
+    if wrong is not None:
+        variable = next(s.variable for s in SETTINGS if s.key == wrong[0])
+        raise SettingsError(f"{variable} ({wrong[0]}): {wrong[1]}", field=variable)
     return tree

@@ -40,6 +40,7 @@ from admission.loop.plan import CyclePlan, plan_cycle, plan_evictions, plan_requ
 from admission.loop.reason_budget import cycle_share
 from admission.loop.snapshot_cache import Refreshed, SnapshotCache
 from quota.core.errors import BerthError
+from quota.core.fairness import Fairness
 from quota.core.workload import WorkloadState
 from quota.ledger import changes, decisions, lifecycle
 
@@ -89,12 +90,13 @@ class AdmissionLoop:
         *,
         clock: Callable[[], datetime] = _utcnow,
         fair_sharing: bool = False,
+        fairness: Fairness | None = None,
         crash: CrashHook | None = None,
     ) -> None:
         self.sessions = sessions
         self.actuator = actuator
         self.clock = clock
-        self.cache = SnapshotCache(fair_sharing=fair_sharing)
+        self.cache = SnapshotCache(fair_sharing=fair_sharing, fairness=fairness)
         self.crash = crash if crash is not None else CrashHook()  # berth serve passes its own
         self.term: int | None = None
         self._reasons_after = 0  # rotation point of detail-only verdict writes
@@ -168,7 +170,9 @@ class AdmissionLoop:
 
     def _refresh(self) -> Refreshed:
         with self.sessions() as session:
-            return self.cache.refresh(session)
+            refreshed = self.cache.refresh(session)
+            self.cache.read_usage(session, self.clock())
+            return refreshed
 
     def _reconcile(self) -> tuple[int, list[str], list[str]]:
         with self.sessions() as session:

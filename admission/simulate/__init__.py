@@ -5,6 +5,8 @@ In reading order:
 - ``scenario``: a scenario file parsed and checked into typed steps.
 - ``run``: the steps through the engine until each reaches its fixed point, each cycle
   as the durable loop's (node faults, then the engine, through the same transitions).
+- ``history``: the run's own usage history, decayed for fair sharing's memory and
+  admission fair sharing.
 - ``output``: the result as docs/scenario.md's JSON, or as tables.
 - ``limits``: what one ``POST /api/v1/simulate`` may cost.
 """

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from dataclasses import field as default
 from datetime import UTC, datetime, timedelta
 
 from quota.core.errors import InvalidInput, Problem
@@ -80,7 +81,7 @@ class Scenario:
     name: str | None
     objects: tuple[ManifestObject, ...]
     steps: tuple[Step, ...]
-    fairness: Fairness = Fairness()  # the ``config`` block's fair-sharing fields
+    fairness: Fairness = default(default_factory=Fairness)  # the ``config`` block's
 
 
 class DurationError(ValueError):

@@ -15,6 +15,8 @@ In reading order:
   operator may do, which nodes take work.
 - ``checkpoints``: checkpoint annotations, grace and last save.
 - ``metering``, ``borrowing``: why usage ended, prices and cost; who owes whom.
+- ``fairness``: fair-sharing configuration (Kueue's strategies, admission fair sharing,
+  Berth's memory) and the decayed usage it reads.
 - ``cycle_writes``: what one admission cycle writes, as plain values.
 - ``timeline``: a workload's history as people read it: merged, ordered, totalled, with
   each eviction's preemptor.

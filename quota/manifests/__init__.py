@@ -8,6 +8,7 @@ In reading order:
 - ``shapes``: Kubernetes core shapes (taints, tolerations, selectors, affinity).
 - ``kinds``: one reader per Kueue kind (ResourceFlavor, ClusterQueue, ...), Namespace, Node.
 - ``jobs``: workloads from batch/v1 Job and Kueue Workload manifests.
+- ``configuration``: Kueue's fair-sharing Configuration fields, for scenarios and settings.
 - ``writer``: core values written back as manifests in Berth's own API group.
 - ``documents``: multi-document texts to objects (``parse_texts``), and back.
 """

@@ -3,7 +3,8 @@
 One owner for both places that take them: a scenario's ``config:`` block (``berth
 simulate``, ``POST /api/v1/simulate``) is read whole by ``parse_fairness``; ``berth serve``'s
 settings file and ``BERTH_*`` variables read the same leaves one at a time through the
-leaf parsers here (``berth.settings``), so both accept and refuse the same values::
+leaf parsers here into ``FairSharingSettings``, their part of ``berth.settings``' tree, so
+both accept and refuse the same values::
 
     fairSharing: {enable: true, preemptionStrategies: [LessThanOrEqualToFinalShare,
                                                        LessThanInitialShare]}
@@ -19,10 +20,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import timedelta
 
 from quota.core.fairness import (
     ALLOWED_STRATEGIES,
+    DEFAULT_STRATEGIES,
     SAMPLING_DEFAULT,
     AdmissionFairSharing,
     Fairness,
@@ -32,12 +35,47 @@ from quota.core.quantity import QuantityError, parse_quantity
 
 _GO_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 _MAX = timedelta(days=3650)
-TOP_KEYS = ("fairSharing", "admissionFairSharing", "berth")
 _FS_KEYS = ("enable", "preemptionStrategies")
 _AFS_KEYS = ("usageHalfLifeTime", "usageSamplingInterval", "resourceWeights")
 _BERTH_KEYS = ("fairSharingHalfLife",)
+# Every key of a scenario's config block, by section.
+KEYS = {"fairSharing": _FS_KEYS, "admissionFairSharing": _AFS_KEYS, "berth": _BERTH_KEYS}
+TOP_KEYS = tuple(KEYS)
 # Kueue's Configuration has these; Berth does not implement them and says so.
 NOT_IMPLEMENTED = ("waitForPodsReady",)
+
+
+@dataclass(frozen=True, slots=True)
+class FairSharingSettings:
+    """Kueue's ``fairSharing`` and ``admissionFairSharing``, and Berth's fair sharing with
+    memory: all off by default, when the engine admits and preempts by priority and age."""
+
+    enable: bool = False
+    strategies: tuple[PreemptionStrategy, ...] = DEFAULT_STRATEGIES
+    admission_half_life: timedelta | None = None  # set: admission fair sharing is on
+    admission_sampling: timedelta | None = None
+    admission_weights: Mapping[str, int] | None = None
+    memory_half_life: timedelta | None = None
+
+    def problem(self) -> tuple[str, str] | None:
+        """What no single leaf shows: (the settings file key, why), or None."""
+        if self.admission_half_life is None and (self.admission_sampling
+                                                 or self.admission_weights):
+            return ("admissionFairSharing.usageHalfLifeTime",
+                    "required with the other admissionFairSharing settings")
+        if self.memory_half_life is not None and not self.enable:
+            return ("berth.fairSharingHalfLife",
+                    "fair sharing with memory needs fair sharing on (fairSharing.enable)")
+        return None
+
+    def fairness(self) -> Fairness:
+        """The engine's configuration."""
+        admission = None
+        if self.admission_half_life is not None:
+            admission = AdmissionFairSharing(
+                self.admission_half_life, self.admission_sampling or SAMPLING_DEFAULT,
+                dict(self.admission_weights or {}))
+        return Fairness(self.enable, self.strategies, admission, self.memory_half_life)
 
 
 def parse_go_duration(raw: object, *, positive: bool = False) -> timedelta:

@@ -24,6 +24,7 @@ from admission.simulate.scenario import _DELETE_KEYS, _STEP_KEYS, _TOP_KEYS, par
 from api.app import create_app
 from quota.core.errors import InvalidInput
 from quota.core.reasons import EvictionReason, PreemptionCause, WaitReason
+from quota.manifests.configuration import KEYS as CONFIG_KEYS
 
 DOCS = REPO / "docs"
 PAGES = sorted(DOCS.glob("*.md"))
@@ -113,6 +114,11 @@ def test_every_scenario_key_the_parser_takes_is_documented_and_nothing_else_is(
     heading: str, accepted: tuple[str, ...]
 ) -> None:
     assert sorted(_documented_keys(heading)) == sorted(accepted)
+
+
+def test_every_config_key_the_parser_takes_is_documented_and_nothing_else_is() -> None:
+    accepted = [f"{section}.{key}" for section, keys in CONFIG_KEYS.items() for key in keys]
+    assert sorted(_documented_keys("The config block")) == sorted(accepted)
 
 
 def test_the_delete_event_documents_its_fields() -> None:
