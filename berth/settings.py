@@ -43,6 +43,7 @@ from quota.core.node_health import DEFAULT_DEVICE_ERROR_EXIT_CODES, HealthThresh
 from quota.ledger.connect import ConnectionLimits
 from quota.manifests.configuration import (
     FairSharingSettings,
+    as_settings,
     parse_go_duration,
     parse_strategies,
     parse_weights,
@@ -445,6 +446,10 @@ def _file(flags: Mapping[str, object], env: Mapping[str, str]) -> tuple[dict[str
         return {}, str(path)
     if not isinstance(document, dict):
         raise SettingsError(f"{path}: expected a mapping of sections", field=CONFIG_ENV)
+    try:
+        document = as_settings(document)
+    except ValueError as exc:
+        raise SettingsError(f"{path}: {exc}", field=CONFIG_ENV) from None
     leaves = dict(_leaves(document))
     for key in leaves:
         if key not in BY_KEY:

@@ -128,7 +128,7 @@ _QUOTA_OBJECTS: dict[str, JsonSchema] = {
             "queueingStrategy": _enum(QueueingStrategy), "namespaceSelector": _OBJECT,
             "flavorFungibility": _OBJECT, "preemption": _OBJECT,
             "admissionChecks": {"type": ["array", "null"], "items": NAME, "uniqueItems": True},
-            "stopPolicy": _enum(StopPolicy), "fairSharing": _OBJECT,
+            "stopPolicy": _enum(StopPolicy), "fairSharing": _OBJECT, "admissionScope": _OBJECT,
         })),
     },
     "Cohort": {
@@ -138,8 +138,8 @@ _QUOTA_OBJECTS: dict[str, JsonSchema] = {
         })),
     },
     "LocalQueue": {
-        "spec": _known({"clusterQueue": NAME, "stopPolicy": _enum(StopPolicy)},
-                       required=["clusterQueue"]),
+        "spec": _known({"clusterQueue": NAME, "stopPolicy": _enum(StopPolicy),
+                        "fairSharing": _OBJECT}, required=["clusterQueue"]),
     },
     "WorkloadPriorityClass": {"value": _INT32, "description": _nullable(TEXT)},
     "Topology": {

@@ -78,6 +78,31 @@ class FairSharingSettings:
         return Fairness(self.enable, self.strategies, admission, self.memory_half_life)
 
 
+CONFIG_GROUP = "config.kueue.x-k8s.io"
+
+
+def as_settings(document: Mapping[object, object]) -> dict[object, object]:
+    """A settings file that is a Kueue Configuration (``apiVersion:
+    config.kueue.x-k8s.io/v1beta1|v1beta2``, ``kind: Configuration``) without its header;
+    in v1beta2, which has no ``fairSharing.enable``, the section's presence turns fair
+    sharing on, as in Kueue. Any other document is returned as it is."""
+    api, kind = document.get("apiVersion"), document.get("kind")
+    if api is None and kind is None:
+        return dict(document)
+    versions = (f"{CONFIG_GROUP}/v1beta1", f"{CONFIG_GROUP}/v1beta2")
+    if api not in versions or kind != "Configuration":
+        raise ValueError(f"apiVersion/kind: expected kind Configuration of {' or '.join(versions)}"
+                         f", got {api}/{kind}")
+    out = {k: v for k, v in document.items() if k not in ("apiVersion", "kind")}
+    fair = out.get("fairSharing")
+    if api == versions[1] and isinstance(fair, Mapping):
+        if "enable" in fair:
+            raise ValueError("fairSharing.enable: not a v1beta2 field (the section turns fair "
+                             "sharing on)")
+        out["fairSharing"] = {**fair, "enable": True}
+    return out
+
+
 def parse_go_duration(raw: object, *, positive: bool = False) -> timedelta:
     """``168h``, ``5m``, ``1h30m``, ``0s`` (a Kubernetes metav1.Duration in h/m/s); at most
     ten years; ``positive``: more than zero."""
