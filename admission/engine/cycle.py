@@ -188,7 +188,7 @@ class _Cycle:
             for name, entries in queued.items():
                 if self.queues[name].usage_based_admission:
                     entries.sort(key=lambda e: used.get(
-                        f"{e.workload.namespace}/{e.workload.queue_name}", 0.0))
+                        f"{e.workload.namespace}/{e.workload.queue_name}", 0.0))  # stable
         return queued
 
     def _hold(self, key: str, workload: Workload) -> None:
@@ -301,12 +301,12 @@ class _Cycle:
                 return False
         # Short of quota, or (FIT) of free nodes: evict what the policy allows, if that
         # lets it be admitted and placed.
-        held_back: dict[str, datetime] = {}
+        held_back = None  # victims it would take but for their minimum runtime
         if mode is not Mode.NO_FIT:
             victims = self._victims(cq, workload, usage, shape_id)
             if victims:
                 return self._preempt(cq, workload, victims)
-            held_back = dict(self.search.held_back)
+            held_back = dict(self.search.held_back) if self.search.held_back else None
         if roomless:  # its reason is written after the pass, like a quota reason
             self.filter.short.add(cq.name)
             self.waiting[workload.key] = self.filter.parking(cq.name)
@@ -332,7 +332,8 @@ class _Cycle:
         """The victims whose eviction lets ``workload`` be admitted (and, where its flavors
         have nodes, placed), or None. Failures are cached by shape and pool state: in a
         full cohort most pending workloads repeat a few shapes, and nothing changes."""
-        self.search.held_back.clear()
+        if self.search.held_back:
+            self.search.held_back.clear()
         if not self._may_search(self.tree.root(cq.name)) or not (
                 can_preempt(cq) or self._any_evicting(cq)):
             return None

@@ -24,6 +24,10 @@ from quota.core.workload import PendingOrder, Workload, pending_order
 _PENDING = WaitReason.PENDING_EVALUATION
 
 
+def _local_queue(workload: Workload) -> str:
+    return f"{workload.namespace}/{workload.queue_name}"
+
+
 def _precedence(code: WaitReason) -> int:
     return code.precedence
 
@@ -55,7 +59,7 @@ class Waiting:
     blocked_by: str | None = None  # the StrictFIFO head it waits behind
     quota: bool = False  # its quota reasons are still to be written
     # Victims it would take but for their minimum runtime: key -> when that ends.
-    held_back: Mapping[str, datetime] = field(default_factory=dict)
+    held_back: Mapping[str, datetime] | None = None
 
 
 class PendingStatuses(Mapping[str, PendingStatus]):
@@ -144,8 +148,8 @@ class PendingStatuses(Mapping[str, PendingStatus]):
         return self._places
 
     def _positions(self) -> dict[str, int]:
-        by_queue: dict[str, list[tuple[float, PendingOrder]]] = {}
-        used = self._used
+        by_queue: dict[str, list[PendingOrder]] = {}
+        used = self._used  # admission fair sharing's, else every first key is 0
         workloads, queues = self._workloads, self._queues
         deactivated = WaitReason.DEACTIVATED
         for key, entry in self._waiting.items():
@@ -155,14 +159,13 @@ class PendingStatuses(Mapping[str, PendingStatus]):
             if any(r.code is deactivated for r in entry.reasons):
                 continue  # a deactivated workload is out of the queue: it takes no place
             workload = workloads[key]
-            first = 0.0
-            if used is not None and getattr(queues[cq], "usage_based_admission", False):
-                first = used.get(f"{workload.namespace}/{workload.queue_name}", 0.0)
-            by_queue.setdefault(cq, []).append((first, pending_order(workload, key)))
+            by_queue.setdefault(cq, []).append(pending_order(workload, key))
         positions: dict[str, int] = {}
-        for order in by_queue.values():
+        for cq, order in by_queue.items():
             order.sort()
-            for place, (_, (_, _, key)) in enumerate(order, start=1):
+            if used is not None and getattr(queues[cq], "usage_based_admission", False):
+                order.sort(key=lambda o: used.get(_local_queue(workloads[o[2]]), 0.0))
+            for place, (_, _, key) in enumerate(order, start=1):
                 positions[key] = place
         return positions
 
