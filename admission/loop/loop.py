@@ -211,6 +211,8 @@ class AdmissionLoop:
             return CycleSummary(
                 refreshed, requeued=len(requeues.transitions), retried=True, seconds=seconds
             ), requeues.actions
+        if result.admitted or result.evicted:
+            self.cache.usage_changed()  # fair sharing's next cycle counts them (entry penalty)
         summary = CycleSummary(
             refreshed,
             admitted=len(result.admitted),

@@ -6,9 +6,11 @@ Workloads change often: only rows written since the last mark are read, except r
 loop wrote itself (it already holds what it committed).
 
 Fair sharing with memory and admission fair sharing read decayed usage from the usage
-intervals; that aggregate is read again once it is older than the sampling interval
-(``admissionFairSharing.usageSamplingInterval``, Kueue's pace; a minute for memory alone),
-not every cycle: it moves by a fraction of a percent per minute at any useful half-life.
+intervals; that aggregate is read again after a cycle that admitted or evicted (so the
+entry penalty counts from the next cycle, as in ``berth simulate``) and otherwise once it is
+older than the sampling interval (``admissionFairSharing.usageSamplingInterval``, Kueue's
+pace; a minute for memory alone): between changes it moves by a fraction of a percent per
+minute at any useful half-life.
 """
 
 from __future__ import annotations
@@ -98,6 +100,10 @@ class SnapshotCache:
         self._own_xids = {xid for xid in self._own_xids if xid >= mark}
         self._reload_ids.clear()
         return Refreshed(full, reload_objects, len(rows))
+
+    def usage_changed(self) -> None:
+        """The loop admitted or evicted: read the decayed usage again at the next refresh."""
+        self._usage_read = None
 
     def read_usage(self, session: Session, now: datetime) -> None:
         """Read the decayed usage fair sharing needs, if any and not read lately."""

@@ -128,6 +128,8 @@ class _World:
         # berth.dev/min-runtime: when an admitted workload may be preempted; a cycle runs
         # then, as the loop's next cycle would, so a waiting preemptor gets its turn.
         self.protection_ends: dict[str, datetime] = {}
+        # (kind, name) -> min-runtime of the queues and classes that set one; None: stale
+        self._min_runtimes: dict[tuple[str, str], timedelta] | None = None
         self.cap = cap  # cycles per instant
         self.budget = budget  # cycles over the whole run
         self.keep_going = keep_going
@@ -161,6 +163,8 @@ class _World:
     def apply(self, step: Step, now: datetime) -> list[str]:
         """The step's events, in the order the spec gives them; the victims a reported
         checkpoint released (evicted now)."""
+        if step.apply or step.delete:
+            self._min_runtimes = None
         for item in step.apply:
             self.objects[item.key] = item
         for ref in step.delete:
@@ -277,13 +281,17 @@ class _World:
 
     def _protect(self, key: str, cq_name: str, now: datetime) -> None:
         """Set the timer of an admitted workload's minimum runtime, if it has one."""
-        values = [item.obj for item in self.objects.values()]
-        queue = next((o for o in values if isinstance(o, ClusterQueue) and o.name == cq_name),
-                     None)
-        class_name = self.workloads[key].priority_class
-        pc = next((o for o in values if isinstance(o, PriorityClass) and o.name == class_name),
-                  None)
-        runtimes = [r for r in (queue and queue.min_runtime, pc and pc.min_runtime) if r]
+        if self._min_runtimes is None:  # objects changed since: look them up again
+            self._min_runtimes = {
+                (type(item.obj).__name__, item.obj.name): item.obj.min_runtime
+                for item in self.objects.values()
+                if isinstance(item.obj, ClusterQueue | PriorityClass) and item.obj.min_runtime
+            }
+        if not self._min_runtimes:
+            return
+        class_name = self.workloads[key].priority_class or ""
+        runtimes = [r for r in (self._min_runtimes.get(("ClusterQueue", cq_name)),
+                                self._min_runtimes.get(("PriorityClass", class_name))) if r]
         if runtimes:
             self.protection_ends[key] = now + max(runtimes)
 
