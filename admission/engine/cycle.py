@@ -91,6 +91,8 @@ class _Cycle:
         # Admitted in this cycle, or chosen as victims: no later search may pick them.
         self.protected: set[str] = set()
         self.failed = FailedSearches(self.tree)
+        # (queue, shape, pool version) -> (priority, victims min-runtime kept) of a failure
+        self.held_back: dict[tuple[str, int, int], tuple[int, dict[str, datetime]]] = {}
         # (queue, shape, pool version) no partial admission fits
         self.no_partial: set[tuple[str, int, int]] = set()
         self.why = WaitReasons(self.queues, self.tree, self.holdings, self.memo,
@@ -340,6 +342,10 @@ class _Cycle:
         # Known failures first, by the verdict's usage (a plan's differs only in FIT mode,
         # which no failure of quota alone can cover): most searches end here.
         if self.failed.known(cq, workload, usage, shape_id):
+            if self.held_back:  # what min-runtime kept from an equal search keeps from this one
+                held = self.held_back.get((cq.name, shape_id, self.tree.version(cq.name)))
+                if held is not None and held[0] == workload.priority:
+                    self.search.held_back.update(held[1])
             return None
         wanted = Wanted(cq.name, usage)
         capacity = self.capacity
@@ -354,6 +360,9 @@ class _Cycle:
             # A failure to place proves nothing about other shapes of equal quota.
             self.failed.add(cq, workload, wanted.usage, shape_id,
                             by_amount=wanted.placeable is None)
+            if self.search.held_back:
+                state = (cq.name, shape_id, self.tree.version(cq.name))
+                self.held_back[state] = (workload.priority, dict(self.search.held_back))
         return victims
 
     def _any_evicting(self, cq: ClusterQueue) -> bool:

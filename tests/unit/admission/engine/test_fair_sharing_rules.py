@@ -157,3 +157,15 @@ def test_min_runtime_protects_young_victims(
     assert reason.details["until"] == ends.isoformat()
     assert reason.details["protectedVictims"] == ["team/sweep"]
     assert "within their minimum runtime until" in reason.message
+
+
+def test_every_equal_preemptor_says_until_when() -> None:
+    # The second urgent workload's search is answered by the first's failure: it is told
+    # the same protection, not a bare WaitingForQuota.
+    victim = replace(admitted(wl("sweep", {GPU: 8}, ns="team"), "team"), priority_class="batch",
+                     priority=100, admitted_at=T0 - timedelta(minutes=20))
+    objects = [*_preempting(victim), wl("urgent-2", {GPU: 4}, ns="team", priority=1000,
+                                        created=1)]
+    result = run_cycle(snapshot(*objects), T0)
+    for key in ("team/urgent", "team/urgent-2"):
+        assert result.pending[key].reason.details["protectedVictims"] == ["team/sweep"], key
