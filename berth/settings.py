@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,8 +38,23 @@ import yaml
 from admission.loop.crash_hook import CrashHook
 from admission.simulate.limits import SimulationLimits
 from berth.embedded import default_home
+from berth.settings_parsers import (
+    Parser,
+    _exit_codes,
+    _flag,
+    _items,
+    _names,
+    _path,
+    _path_text,
+    _seconds,
+    _server,
+    _text,
+    _url,
+    _whole,
+)
 from quota.core.errors import BerthError
 from quota.core.node_health import DEFAULT_DEVICE_ERROR_EXIT_CODES, HealthThresholds
+from quota.core.pods_ready import DISABLED, PodsReadyPolicy, RequeuingTimestamp, parse_duration
 from quota.ledger.connect import ConnectionLimits
 from quota.manifests.configuration import (
     FairSharingSettings,
@@ -148,101 +163,8 @@ class Settings:
     health: HealthSettings = field(default_factory=HealthSettings)
     simulation: SimulationLimits = field(default_factory=SimulationLimits)
     fair_sharing: FairSharingSettings = field(default_factory=FairSharingSettings)
+    pods_ready: PodsReadyPolicy = DISABLED  # Kueue's waitForPodsReady
     client: ClientSettings = field(default_factory=ClientSettings)
-
-
-# Parsers: a raw value (text from a variable or flag, a YAML value from the file) to the
-# leaf's type, or ValueError saying what is wrong with it.
-
-Parser = Callable[[object], object]
-
-
-def _text(raw: object) -> str:
-    if not isinstance(raw, str) or not raw.strip():
-        raise ValueError(f"{raw!r} is not a text value")
-    return raw.strip()
-
-
-def _path(raw: object) -> Path:
-    return Path(_text(raw)).expanduser()
-
-
-def _path_text(raw: object) -> str:
-    return str(_path(raw))
-
-
-def normalise_url(url: str) -> str:
-    """Accept plain ``postgresql://`` URLs and use the psycopg 3 driver for them."""
-    for prefix in ("postgresql://", "postgres://"):
-        if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix) :]
-    return url
-
-
-def _url(raw: object) -> str:
-    url = normalise_url(_text(raw))
-    if not url.startswith("postgresql+psycopg://"):
-        raise ValueError(f"{raw!r} is not a PostgreSQL URL (postgresql://user@host:port/db)")
-    return url
-
-
-def _server(raw: object) -> str:
-    return _text(raw).rstrip("/")
-
-
-def _whole(low: int, high: int | None = None, *, unit: str = "", note: str = "") -> Parser:
-    span = f"{low}-{high}" if high is not None else f"{low} or more"
-
-    def parse(raw: object) -> int:
-        text = "" if isinstance(raw, bool) else str(raw).strip()
-        if not text.isdigit() or int(text) < low or (high is not None and int(text) > high):
-            raise ValueError(f"{raw!r} is not a whole number{unit} ({span}{note})")
-        return int(text)
-
-    return parse
-
-
-def _seconds(low: float = 0.1, high: float = 86_400) -> Parser:
-    def parse(raw: object) -> float:
-        try:
-            value = -1.0 if isinstance(raw, bool) else float(str(raw).strip())
-        except ValueError:
-            value = -1.0
-        if not low <= value <= high:  # nan fails too
-            raise ValueError(f"{raw!r} is not a number of seconds ({low:g}-{high:g})")
-        return value
-
-    return parse
-
-
-def _flag(raw: object) -> bool:
-    if isinstance(raw, bool):
-        return raw
-    text = str(raw).strip().lower()
-    if text not in ("true", "false", "1", "0"):
-        raise ValueError(f"{raw!r} is not true or false")
-    return text in ("true", "1")
-
-
-def _items(raw: object) -> list[str]:
-    """A comma-separated text or a YAML list, as stripped non-empty items."""
-    parts = raw.split(",") if isinstance(raw, str) else raw
-    if not isinstance(parts, list) or isinstance(raw, bool):
-        raise ValueError(f"{raw!r} is not a list")
-    return [str(p).strip() for p in parts if str(p).strip()]
-
-
-def _names(raw: object) -> tuple[str, ...]:
-    return tuple(_items(raw))
-
-
-def _exit_codes(raw: object) -> frozenset[int]:
-    codes = set()
-    for part in _items(raw):
-        if not part.isdigit() or not 1 <= int(part) <= 255:
-            raise ValueError(f"{part!r} is not an exit code (1-255)")
-        codes.add(int(part))
-    return frozenset(codes)
 
 
 def _tokens(raw: object) -> tuple[Grant, ...]:
@@ -254,6 +176,12 @@ def _tokens(raw: object) -> tuple[Grant, ...]:
 
 def _positive_duration(raw: object) -> object:
     return parse_go_duration(raw, positive=True)
+
+
+def _timestamp(raw: object) -> RequeuingTimestamp:
+    if str(raw) not in tuple(RequeuingTimestamp):
+        raise ValueError(f"{raw!r} is not Eviction or Creation")
+    return RequeuingTimestamp(str(raw))
 
 
 def _crash_at(raw: object) -> str:
@@ -282,6 +210,7 @@ class Setting:
 
 
 S = Setting
+_W, _R = "waitForPodsReady.", "waitForPodsReady.requeuingStrategy."
 SETTINGS: tuple[Setting, ...] = (
     S("BERTH_DATABASE_URL", "database.url", "database.url", _url,
       "external PostgreSQL (`postgresql://…`); unset: the embedded server", "--database-url"),
@@ -381,6 +310,23 @@ SETTINGS: tuple[Setting, ...] = (
     S("BERTH_ADMISSION_FAIR_SHARING_WEIGHTS", "fair_sharing.admission_weights",
       "admissionFairSharing.resourceWeights", parse_weights,
       "resource weights of LocalQueue usage, `cpu=2,memory=1` (others weigh 1)"),
+    S("BERTH_WAIT_FOR_PODS_READY", "pods_ready.enable", _W + "enable", _flag, "all-or-nothing "
+      "start: evict and requeue with backoff a workload whose pods are not all Ready in time"),
+    S("BERTH_PODS_READY_TIMEOUT", "pods_ready.timeout", _W + "timeout", parse_duration,
+      "from admission to all pods Ready (`5m`, `90s`, `1h30m`)", default="`5m`"),
+    S("BERTH_PODS_READY_BLOCK_ADMISSION", "pods_ready.block_admission", _W + "blockAdmission",
+      _flag, "admit nothing while an admitted workload's pods are not all Ready"),
+    S("BERTH_PODS_READY_RECOVERY_TIMEOUT", "pods_ready.recovery_timeout", _W + "recoveryTimeout",
+      parse_duration, "how long a Ready workload may lack Ready pods; `0s`: not checked",
+      default="the timeout"),
+    S("BERTH_PODS_READY_REQUEUING_TIMESTAMP", "pods_ready.timestamp", _R + "timestamp",
+      _timestamp, "`Eviction` or `Creation`; read, the queue order stays by creation"),
+    S("BERTH_PODS_READY_BACKOFF_LIMIT_COUNT", "pods_ready.backoff_limit_count",
+      _R + "backoffLimitCount", _whole(0), "requeues before it is deactivated; unset: no limit"),
+    S("BERTH_PODS_READY_BACKOFF_BASE_SECONDS", "pods_ready.backoff_base_seconds",
+      _R + "backoffBaseSeconds", _whole(1), "first requeue backoff; the n-th is base × 2^(n-1)"),
+    S("BERTH_PODS_READY_BACKOFF_MAX_SECONDS", "pods_ready.backoff_max_seconds",
+      _R + "backoffMaxSeconds", _whole(1), "longest requeue backoff"),
     S("BERTH_SERVER", "client.server", "client.server", _server,
       "the Berth API every object and workload command talks to", "--server"),
     S("BERTH_TOKEN", "client.token", "client.token", _text,
@@ -488,4 +434,7 @@ def _checked(tree: Settings) -> Settings:
     if wrong is not None:
         variable = next(s.variable for s in SETTINGS if s.key == wrong[0])
         raise SettingsError(f"{variable} ({wrong[0]}): {wrong[1]}", field=variable)
+    if not tree.pods_ready.timeout:
+        raise SettingsError("BERTH_PODS_READY_TIMEOUT: must be longer than 0s",
+                            field="BERTH_PODS_READY_TIMEOUT")
     return tree

@@ -22,6 +22,7 @@ from quota.core.model import (
     ResourceFlavor,
     Topology,
 )
+from quota.core.pods_ready import DISABLED, PodsReadyPolicy
 from quota.core.reasons import PreemptionCause, WaitReason
 from quota.core.tree import FlavorResource
 from quota.core.workload import Admission, Workload
@@ -52,6 +53,7 @@ class Snapshot:
     # Admission fair sharing: each LocalQueue's ("ns/name") weighted decayed usage; it
     # orders the workloads of ClusterQueues with usage-based admission (None: off).
     queue_usage: Mapping[str, float] | None = None
+    pods_ready: PodsReadyPolicy = DISABLED  # waitForPodsReady
     # Shape ids kept across the loop's cycles (admission.engine.shapes.ShapeMemo); a
     # cache only: it never changes a decision, and None builds them afresh.
     shapes: ShapeMemo | None = field(default=None, compare=False)
@@ -103,6 +105,9 @@ class EvictionDecision:
     cluster_queue: str
     reason: str = "Preempted"  # an EvictionReason value
     details: Mapping[str, object] = field(default_factory=dict)  # more for the Evicted event
+    # PodsReadyTimeout: when its requeue backoff ends; Deactivated by Berth: why.
+    requeue_at: datetime | None = None
+    deactivation: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

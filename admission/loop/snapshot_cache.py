@@ -35,6 +35,7 @@ from quota.core.model import (
     ResourceFlavor,
     Topology,
 )
+from quota.core.pods_ready import DISABLED, PodsReadyPolicy
 from quota.core.workload import Workload, WorkloadState
 from quota.ledger import changes
 from quota.ledger.reads import fair_usage
@@ -53,9 +54,11 @@ class Refreshed:
 class SnapshotCache:
     """Objects and unfinished workloads as last read or written by the loop."""
 
-    def __init__(self, *, fair_sharing: bool = False, fairness: Fairness | None = None) -> None:
+    def __init__(self, *, fair_sharing: bool = False, fairness: Fairness | None = None,
+                 pods_ready: PodsReadyPolicy = DISABLED) -> None:
         self.fairness = fairness if fairness is not None else Fairness(enable=fair_sharing)
         self.fair_sharing = self.fairness.enable
+        self.pods_ready = pods_ready
         # Decayed usage per ClusterQueue / LocalQueue, and when it was read (None: never).
         self._decayed: dict[str, dict[tuple[str, str], int]] | None = None
         self._queue_usage: dict[str, float] | None = None
@@ -139,6 +142,7 @@ class SnapshotCache:
             fair_strategies=self.fairness.strategies,
             decayed_usage=self._decayed,
             queue_usage=self._queue_usage,
+            pods_ready=self.pods_ready,
             shapes=self._shapes,
         )
 

@@ -15,9 +15,11 @@ from dataclasses import dataclass
 from dataclasses import field as default
 from datetime import UTC, datetime, timedelta
 
+from admission.simulate.config import read_config
 from quota.core.errors import InvalidInput, Problem
 from quota.core.fairness import Fairness
 from quota.core.model import PriorityClass
+from quota.core.pods_ready import DISABLED, PodsReadyPolicy
 from quota.core.workload import Workload
 from quota.manifests.configuration import parse_fairness
 from quota.manifests.documents import ManifestObject, find_kind, load_documents, parse_objects
@@ -31,7 +33,8 @@ MAX_DURATION = timedelta(days=100 * 365)
 WORKLOAD_KINDS = ("Job", "Workload")
 
 _TOP_KEYS = ("name", "config", "objects", "steps")
-_STEP_KEYS = ("at", "apply", "delete", "create", "finish", "deactivate", "checkpointed")
+_STEP_KEYS = ("at", "apply", "delete", "create", "finish", "deactivate", "checkpointed",
+              "podsReady")
 _DELETE_KEYS = ("kind", "name", "namespace")
 _DURATION = re.compile(r"^(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?$")
 
@@ -72,6 +75,7 @@ class Step:
     finish: tuple[str, ...] = ()
     deactivate: tuple[str, ...] = ()
     checkpointed: tuple[str, ...] = ()  # workloads reporting a finished checkpoint
+    pods_ready: tuple[str, ...] = ()  # workloads whose pods all became Ready
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +85,8 @@ class Scenario:
     name: str | None
     objects: tuple[ManifestObject, ...]
     steps: tuple[Step, ...]
-    fairness: Fairness = default(default_factory=Fairness)  # the ``config`` block's
+    pods_ready: PodsReadyPolicy = DISABLED  # config.waitForPodsReady
+    fairness: Fairness = default(default_factory=Fairness)  # config's fair-sharing fields
 
 
 class DurationError(ValueError):
@@ -159,6 +164,7 @@ class _Parser:
         name = doc.get("name")
         if name is not None and not isinstance(name, str):
             self.problem("name", "must be a string")
+        policy = read_config(doc.get("config"), self.problem)
         fairness, wrong = parse_fairness(doc.get("config"))
         for field, message in wrong:
             self.problem(field, message)
@@ -176,7 +182,8 @@ class _Parser:
         if self.problems:
             raise InvalidInput(self.problems)
         title = name if isinstance(name, str) else None
-        return Scenario(self.source, self.epoch, title, objects, tuple(steps), fairness)
+        return Scenario(self.source, self.epoch, title, objects, tuple(steps), policy,
+                        fairness)
 
     def _list(self, value: object, field: str) -> list[object]:
         if value is None:
@@ -217,6 +224,7 @@ class _Parser:
         finish = self._keys(raw.get("finish"), f"{field}.finish")
         deactivate = self._keys(raw.get("deactivate"), f"{field}.deactivate")
         checkpointed = self._keys(raw.get("checkpointed"), f"{field}.checkpointed")
+        ready = self._keys(raw.get("podsReady"), f"{field}.podsReady")
         return Step(
             index,
             at,
@@ -227,6 +235,7 @@ class _Parser:
             tuple(finish),
             tuple(deactivate),
             tuple(checkpointed),
+            tuple(ready),
         )
 
     def _objects(self, raw: list[object], field: str) -> tuple[ManifestObject, ...]:

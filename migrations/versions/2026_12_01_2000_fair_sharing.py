@@ -1,8 +1,8 @@
 """fair sharing: admissionScope and LocalQueue weights, min-runtime on queues and classes
 
-Revision ID: 0006
-Revises: 0005
-Create Date: 2026-12-01 19:00:00+00:00
+Revision ID: 0007
+Revises: 0006
+Create Date: 2026-12-01 20:00:00+00:00
 
 ``admissionScope: {admissionMode: UsageBasedAdmissionFairSharing}`` lets LocalQueue usage
 order a ClusterQueue's workloads, each LocalQueue's by its ``spec.fairSharing.weight``;
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0006"
-down_revision: str | Sequence[str] | None = "0005"
+revision: str = "0007"
+down_revision: str | Sequence[str] | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
