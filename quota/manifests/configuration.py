@@ -18,7 +18,6 @@ given, a 5m sampling interval, weight 1 per resource.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -31,10 +30,9 @@ from quota.core.fairness import (
     Fairness,
     PreemptionStrategy,
 )
+from quota.core.pods_ready import parse_duration
 from quota.core.quantity import QuantityError, parse_quantity
 
-_GO_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
-_MAX = timedelta(days=3650)
 _FS_KEYS = ("enable", "preemptionStrategies")
 _AFS_KEYS = ("usageHalfLifeTime", "usageSamplingInterval", "resourceWeights")
 _BERTH_KEYS = ("fairSharingHalfLife",)
@@ -102,16 +100,9 @@ def as_settings(document: Mapping[object, object]) -> dict[object, object]:
 
 
 def parse_go_duration(raw: object, *, positive: bool = False) -> timedelta:
-    """``168h``, ``5m``, ``1h30m``, ``0s`` (a Kubernetes metav1.Duration in h/m/s); at most
-    ten years; ``positive``: more than zero."""
-    match = _GO_DURATION.fullmatch(raw.strip()) if isinstance(raw, str) else None
-    if match is None or not any(match.groups()):
-        raise ValueError(f"{raw!r} is not a duration (expected e.g. 168h, 5m, 1h30m)")
-    hours, minutes, seconds = (int(g or 0) for g in match.groups())
-    value = timedelta(hours=min(hours, 10**6), minutes=min(minutes, 10**8),
-                      seconds=min(seconds, 10**10))
-    if value > _MAX:
-        raise ValueError(f"{raw!r} is longer than ten years")
+    """A Kubernetes duration as Kueue's configuration writes it (``quota.core.pods_ready``
+    owns the format: ``168h``, ``5m``, ``1h30m``, ``0s``); ``positive``: more than zero."""
+    value = parse_duration(raw)
     if positive and value <= timedelta(0):
         raise ValueError(f"{raw!r} must be longer than 0s")
     return value
