@@ -2,7 +2,8 @@
 
 The shell: it may import anything.
 
-- ``settings``: the ONLY reader of ``BERTH_*`` variables: one typed tree.
+- ``settings``: the ONLY reader of ``BERTH_*`` variables: one typed tree;
+  ``settings_parsers``: its leaf parsers (text or YAML to typed values).
 - ``embedded``, ``embedded_files``, ``database``, ``migrate``: where the ledger lives (the
   embedded server and the folders it needs), and its migrations.
 - ``serve``, ``readiness``: ``berth serve`` (API, webhook, the loop on the leader) and what

@@ -57,8 +57,15 @@ def run(args: argparse.Namespace) -> int:
         raise SettingsError(warning, field="BERTH_HOST")
     if warning:
         log.warning("%s", warning)
-    if config.fair_sharing.enable:
-        log.info("fair sharing on: admission and preemption by weighted share in cohorts")
+    fairness = config.fair_sharing.fairness()
+    if fairness.enable:
+        memory = fairness.memory_half_life
+        log.info("fair sharing on: admission and preemption by weighted share in cohorts "
+                 "(strategies %s%s)", ", ".join(fairness.strategies),
+                 f"; with memory, half-life {memory}" if memory else "")
+    if fairness.admission is not None:
+        log.info("admission fair sharing on: LocalQueue usage, half-life %s",
+                 fairness.admission.half_life)
     database = Database(config.database)
     database.open()
     try:
@@ -104,7 +111,7 @@ def admission_loop(
     return AdmissionLoop(
         sessions,
         actuator,
-        fair_sharing=config.fair_sharing.enable,
+        fairness=config.fair_sharing.fairness(),
         pods_ready=config.pods_ready,
         crash=config.loop.crash_hook(),
     )

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,10 +38,31 @@ import yaml
 from admission.loop.crash_hook import CrashHook
 from admission.simulate.limits import SimulationLimits
 from berth.embedded import default_home
+from berth.settings_parsers import (
+    Parser,
+    _exit_codes,
+    _flag,
+    _items,
+    _names,
+    _path,
+    _path_text,
+    _seconds,
+    _server,
+    _text,
+    _url,
+    _whole,
+)
 from quota.core.errors import BerthError
 from quota.core.node_health import DEFAULT_DEVICE_ERROR_EXIT_CODES, HealthThresholds
 from quota.core.pods_ready import DISABLED, PodsReadyPolicy, RequeuingTimestamp, parse_duration
 from quota.ledger.connect import ConnectionLimits
+from quota.manifests.configuration import (
+    FairSharingSettings,
+    as_settings,
+    parse_go_duration,
+    parse_strategies,
+    parse_weights,
+)
 
 if TYPE_CHECKING:
     from api.auth import Grant
@@ -123,13 +144,6 @@ class HealthSettings:
 
 
 @dataclass(frozen=True, slots=True)
-class FairSharingSettings:
-    """Kueue's ``fairSharing``: off, the engine admits and preempts by priority and age."""
-
-    enable: bool = False
-
-
-@dataclass(frozen=True, slots=True)
 class ClientSettings:
     """Where every CLI command that reads or changes objects or workloads finds Berth."""
 
@@ -153,105 +167,15 @@ class Settings:
     client: ClientSettings = field(default_factory=ClientSettings)
 
 
-# Parsers: a raw value (text from a variable or flag, a YAML value from the file) to the
-# leaf's type, or ValueError saying what is wrong with it.
-
-Parser = Callable[[object], object]
-
-
-def _text(raw: object) -> str:
-    if not isinstance(raw, str) or not raw.strip():
-        raise ValueError(f"{raw!r} is not a text value")
-    return raw.strip()
-
-
-def _path(raw: object) -> Path:
-    return Path(_text(raw)).expanduser()
-
-
-def _path_text(raw: object) -> str:
-    return str(_path(raw))
-
-
-def normalise_url(url: str) -> str:
-    """Accept plain ``postgresql://`` URLs and use the psycopg 3 driver for them."""
-    for prefix in ("postgresql://", "postgres://"):
-        if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix) :]
-    return url
-
-
-def _url(raw: object) -> str:
-    url = normalise_url(_text(raw))
-    if not url.startswith("postgresql+psycopg://"):
-        raise ValueError(f"{raw!r} is not a PostgreSQL URL (postgresql://user@host:port/db)")
-    return url
-
-
-def _server(raw: object) -> str:
-    return _text(raw).rstrip("/")
-
-
-def _whole(low: int, high: int | None = None, *, unit: str = "", note: str = "") -> Parser:
-    span = f"{low}-{high}" if high is not None else f"{low} or more"
-
-    def parse(raw: object) -> int:
-        text = "" if isinstance(raw, bool) else str(raw).strip()
-        if not text.isdigit() or int(text) < low or (high is not None and int(text) > high):
-            raise ValueError(f"{raw!r} is not a whole number{unit} ({span}{note})")
-        return int(text)
-
-    return parse
-
-
-def _seconds(low: float = 0.1, high: float = 86_400) -> Parser:
-    def parse(raw: object) -> float:
-        try:
-            value = -1.0 if isinstance(raw, bool) else float(str(raw).strip())
-        except ValueError:
-            value = -1.0
-        if not low <= value <= high:  # nan fails too
-            raise ValueError(f"{raw!r} is not a number of seconds ({low:g}-{high:g})")
-        return value
-
-    return parse
-
-
-def _flag(raw: object) -> bool:
-    if isinstance(raw, bool):
-        return raw
-    text = str(raw).strip().lower()
-    if text not in ("true", "false", "1", "0"):
-        raise ValueError(f"{raw!r} is not true or false")
-    return text in ("true", "1")
-
-
-def _items(raw: object) -> list[str]:
-    """A comma-separated text or a YAML list, as stripped non-empty items."""
-    parts = raw.split(",") if isinstance(raw, str) else raw
-    if not isinstance(parts, list) or isinstance(raw, bool):
-        raise ValueError(f"{raw!r} is not a list")
-    return [str(p).strip() for p in parts if str(p).strip()]
-
-
-def _names(raw: object) -> tuple[str, ...]:
-    return tuple(_items(raw))
-
-
-def _exit_codes(raw: object) -> frozenset[int]:
-    codes = set()
-    for part in _items(raw):
-        if not part.isdigit() or not 1 <= int(part) <= 255:
-            raise ValueError(f"{part!r} is not an exit code (1-255)")
-        codes.add(int(part))
-    return frozenset(codes)
-
-
 def _tokens(raw: object) -> tuple[Grant, ...]:
     from api.auth import parse_tokens  # FastAPI is slow to import; most commands never need it
 
     # The message names the entry, never the token (parse_tokens sees to that).
     return parse_tokens(",".join(_items(raw)))
+
+
+def _positive_duration(raw: object) -> object:
+    return parse_go_duration(raw, positive=True)
 
 
 def _timestamp(raw: object) -> RequeuingTimestamp:
@@ -367,6 +291,25 @@ SETTINGS: tuple[Setting, ...] = (
       "Kueue's fair sharing: borrowers go first, and preempt, by their weighted share of "
       "what the cohort lends (see below)",
       "--fair-sharing"),
+    S("BERTH_FAIR_SHARING_STRATEGIES", "fair_sharing.strategies",
+      "fairSharing.preemptionStrategies", parse_strategies,
+      "fair-sharing preemption strategies, in order: `LessThanOrEqualToFinalShare`, "
+      "`LessThanInitialShare` or both (Kueue's three accepted lists)",
+      default="both, in that order"),
+    S("BERTH_FAIR_SHARING_HALF_LIFE", "fair_sharing.memory_half_life",
+      "berth.fairSharingHalfLife", _positive_duration,
+      "fair sharing with memory: shares count usage decayed with this half-life (`72h`); "
+      "needs fair sharing on"),
+    S("BERTH_ADMISSION_FAIR_SHARING_HALF_LIFE", "fair_sharing.admission_half_life",
+      "admissionFairSharing.usageHalfLifeTime", parse_go_duration,
+      "admission fair sharing on: LocalQueue usage decays with this half-life (`168h`; "
+      "`0s`: only what is held now)"),
+    S("BERTH_ADMISSION_FAIR_SHARING_SAMPLING", "fair_sharing.admission_sampling",
+      "admissionFairSharing.usageSamplingInterval", _positive_duration,
+      "how often usage is read again, and the entry penalty's interval", default="`5m`"),
+    S("BERTH_ADMISSION_FAIR_SHARING_WEIGHTS", "fair_sharing.admission_weights",
+      "admissionFairSharing.resourceWeights", parse_weights,
+      "resource weights of LocalQueue usage, `cpu=2,memory=1` (others weigh 1)"),
     S("BERTH_WAIT_FOR_PODS_READY", "pods_ready.enable", _W + "enable", _flag, "all-or-nothing "
       "start: evict and requeue with backoff a workload whose pods are not all Ready in time"),
     S("BERTH_PODS_READY_TIMEOUT", "pods_ready.timeout", _W + "timeout", parse_duration,
@@ -391,13 +334,6 @@ SETTINGS: tuple[Setting, ...] = (
 )  # fmt: skip
 BY_KEY = {s.key: s for s in SETTINGS if s.key is not None}
 
-# Keys Kueue's configuration has that Berth refuses with a reason, not as unknown.
-_NOT_HERE = {
-    "fairSharing.preemptionStrategies": "not a setting: Berth's engine preempts by Kueue's "
-    "LessThanOrEqualToFinalShare alone (the preemptor's share with the workload stays at or "
-    "below the target's share without its victim); LessThanInitialShare is not implemented. "
-    "Leave the key out",
-}
 
 
 def load(
@@ -456,10 +392,12 @@ def _file(flags: Mapping[str, object], env: Mapping[str, str]) -> tuple[dict[str
         return {}, str(path)
     if not isinstance(document, dict):
         raise SettingsError(f"{path}: expected a mapping of sections", field=CONFIG_ENV)
+    try:
+        document = as_settings(document)
+    except ValueError as exc:
+        raise SettingsError(f"{path}: {exc}", field=CONFIG_ENV) from None
     leaves = dict(_leaves(document))
     for key in leaves:
-        if key in _NOT_HERE:
-            raise SettingsError(f"{path}: {key}: {_NOT_HERE[key]}", field=CONFIG_ENV)
         if key not in BY_KEY:
             known = ", ".join(sorted({k.split(".")[0] for k in BY_KEY}))
             raise SettingsError(
@@ -492,6 +430,10 @@ def _checked(tree: Settings) -> Settings:
             f"BERTH_BACKOFF_MAX_SECONDS ({loop.backoff_max:g})",
             field="BERTH_BACKOFF_FIRST_SECONDS",
         )
+    wrong = tree.fair_sharing.problem()
+    if wrong is not None:
+        variable = next(s.variable for s in SETTINGS if s.key == wrong[0])
+        raise SettingsError(f"{variable} ({wrong[0]}): {wrong[1]}", field=variable)
     if not tree.pods_ready.timeout:
         raise SettingsError("BERTH_PODS_READY_TIMEOUT: must be longer than 0s",
                             field="BERTH_PODS_READY_TIMEOUT")

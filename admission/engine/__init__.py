@@ -19,6 +19,8 @@ In reading order:
 - ``cycle_memo``, ``quick_filter``, ``cycle_reasons``: what one cycle remembers by shape
   and pool state; the workloads it parks unevaluated once a queue runs short; the reasons
   it writes for those left waiting.
+- ``cycle_holders``: the cycle's first step: drain stopped queues and deactivations, settle
+  reservations whose admission checks answered.
 - ``cycle``: one admission cycle, written as named steps.
 - ``node_faults``: which admitted workloads a node fault evicts.
 - ``pods_ready``: which admitted workloads waitForPodsReady evicts (or deactivates), and

@@ -6,17 +6,19 @@ usage totals by priority (kept by ``Holdings`` until the queue changes) how much
 candidates any policy allows could free together; when that is short, the search ends
 before any candidate is listed. ``FailedSearches`` remembers searches that found
 nothing, so an equal or harder one in the same pool state is not run again.
+``MinRuntimes`` keeps victims younger than their ``berth.dev/min-runtime`` out of every
+search.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence, Set
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from admission.engine.workload import Holdings
 from quota.core.checkpoints import lost_since
-from quota.core.model import ClusterQueue, WithinClusterQueue
+from quota.core.model import ClusterQueue, PriorityClass, WithinClusterQueue
 from quota.core.tree import FlavorResource, QuotaTree
 from quota.core.workload import Workload, WorkloadState
 
@@ -200,3 +202,32 @@ def _covers(priority: int, created: datetime, workload: Workload, newer: bool) -
     if workload.priority > priority:
         return False
     return not (workload.priority == priority and newer and workload.created_at < created)
+
+
+class MinRuntimes:
+    """``berth.dev/min-runtime`` of ClusterQueues and WorkloadPriorityClasses: a holder
+    admitted less than that long ago is no victim (the longer of its queue's and its
+    class's). Built only when some queue or class sets one."""
+
+    __slots__ = ("classes", "now", "queues")
+
+    def __init__(self, queues: Mapping[str, ClusterQueue],
+                 classes: Mapping[str, PriorityClass], now: datetime) -> None:
+        self.now = now
+        self.queues = {n: q.min_runtime for n, q in queues.items() if q.min_runtime}
+        self.classes = {n: c.min_runtime for n, c in classes.items() if c.min_runtime}
+
+    @classmethod
+    def of(cls, queues: Mapping[str, ClusterQueue], classes: Mapping[str, PriorityClass],
+           now: datetime) -> MinRuntimes | None:
+        found = cls(queues, classes, now)
+        return found if found.queues or found.classes else None
+
+    def protected_until(self, workload: Workload, cluster_queue: str) -> datetime | None:
+        """When ``workload`` (held in ``cluster_queue``) may be preempted, if not yet."""
+        if workload.admitted_at is None:
+            return None
+        runtime = max(self.queues.get(cluster_queue) or timedelta(0),
+                      self.classes.get(workload.priority_class or "") or timedelta(0))
+        until = workload.admitted_at + runtime
+        return until if until > self.now else None

@@ -14,18 +14,18 @@ from dataclasses import replace
 from datetime import datetime
 
 from admission.engine import check_states, reasons, transitions
-from admission.engine.candidates import FailedSearches
+from admission.engine.candidates import FailedSearches, MinRuntimes
 from admission.engine.capacity import Capacity, demands
 from admission.engine.checks import (
-    drain_reason,
     inactive_queues,
     queue_reasons,
     static_reasons,
 )
 from admission.engine.collector import collector_paused
+from admission.engine.cycle_holders import sweep_holders
 from admission.engine.cycle_memo import CycleMemo
 from admission.engine.cycle_reasons import WaitReasons
-from admission.engine.fairshare import dominant_share
+from admission.engine.fairshare import dominant_share, memory_offsets
 from admission.engine.flavors import Assigner, Mode, Plan, partial_plan
 from admission.engine.pods_ready import unready_holder
 from admission.engine.preemption import Search, Victim, Wanted, can_preempt, find_victims
@@ -58,8 +58,6 @@ Usage = Mapping[FlavorResource, int]
 # the pending order: (borrows, fair share after admission, -priority, creation, key).
 CohortKey = tuple[bool, int, int, datetime, str]
 
-# Holders a stopped queue or a deactivation drains (an Evicting one is on its way out).
-_DRAINED = frozenset({WorkloadState.ADMITTED, WorkloadState.QUOTA_RESERVED})
 # Reasons worth adding to a workload that is held back anyway: they will not go away alone.
 _PERMANENT = frozenset({WaitReason.NO_MATCHING_FLAVOR, WaitReason.EXCEEDS_MAX_QUOTA})
 
@@ -94,6 +92,8 @@ class _Cycle:
         # Admitted in this cycle, or chosen as victims: no later search may pick them.
         self.protected: set[str] = set()
         self.failed = FailedSearches(self.tree)
+        # (queue, shape, pool version) -> (priority, victims min-runtime kept) of a failure
+        self.held_back: dict[tuple[str, int, int], tuple[int, dict[str, datetime]]] = {}
         # (queue, shape, pool version) no partial admission fits
         self.no_partial: set[tuple[str, int, int]] = set()
         # blockAdmission: the admitted workload whose pods are not all Ready yet, if any;
@@ -104,7 +104,10 @@ class _Cycle:
         self.why = WaitReasons(self.queues, self.tree, self.holdings, self.memo,
                                self.assigner, self.capacity)
         self.search = Search(self.tree, self.queues, self.holdings, self.protected,
-                             snapshot.fair_sharing, now=now)
+                             snapshot.fair_sharing, now=now,
+                             strategies=snapshot.fair_strategies,
+                             min_runtimes=MinRuntimes.of(self.queues,
+                                                         snapshot.priority_classes, now))
         # Most of the snapshot is pending: pick the holders out before sorting them.
         holders = sorted((key, w) for key, w in snapshot.workloads.items()
                          if w.admission is not None and holds_quota(w))
@@ -119,10 +122,15 @@ class _Cycle:
                 self.holdings.add(cq, workload, usage)
         if self.capacity is not None:
             self.capacity.occupy_admitted(self.holdings.by_queue)
+        if snapshot.fair_sharing and snapshot.decayed_usage is not None:
+            self.search.memory.update(memory_offsets(self.tree, snapshot.decayed_usage))
 
     def run(self) -> CycleResult:
-        self._drain()
-        self._settle_checks()
+        settled = sweep_holders(self.snapshot, self.holdings, self.tree, self.reserved,
+                                self.now, self._release)
+        self.admitted += settled.admitted
+        self.evicted += settled.evicted
+        self.waiting.update(settled.waiting)
         self.open_holders = self._open_holders()
         pending = self._classify()
         self._admit(pending)
@@ -131,54 +139,10 @@ class _Cycle:
             admitted=tuple(self.admitted),
             evicted=tuple(self.evicted),
             pending=PendingStatuses(self.waiting, self.snapshot.workloads, self.queues,
-                                    self.why.quota),
+                                    self.why.quota, self.snapshot.queue_usage),
         )
 
     # --- before admission ----------------------------------------------------------------
-
-    def _drain(self) -> None:
-        """Evict what stopped queues drain and what an admin deactivated."""
-        for key in sorted(self.holdings.queue_of):
-            cq = self.holdings.queue_of[key]
-            workload = self.holdings.by_queue[cq][key]
-            if workload.state not in _DRAINED:
-                continue
-            why = drain_reason(self.snapshot, workload, cq)
-            if why is not None:
-                self.tree.remove(cq, self.holdings.usage[key])
-                self.holdings.remove(key)
-                self._release(key)
-                self.evicted.append(EvictionDecision(key, "", None, cq, why))
-
-    def _settle_checks(self) -> None:
-        """Admit the reservations whose admission checks all passed; evict those a check
-        answered Retry or Rejected; the rest wait for their checks."""
-        for key in self.reserved:
-            cq = self.holdings.queue_of.get(key)
-            if cq is None:  # drained, or its ClusterQueue is gone
-                continue
-            workload = self.holdings.by_queue[cq][key]
-            outcome = check_states.judge(self.snapshot, workload, self.now)
-            assert workload.admission is not None  # it holds quota
-            if outcome.admit:
-                usage = self.holdings.usage[key]
-                self.holdings.remove(key)
-                self.holdings.add(cq, transitions.admitted(workload, workload.admission,
-                                                           self.now), usage)
-                self.admitted.append(AdmissionDecision(key, workload.admission, False,
-                                                       checked=True))
-            elif outcome.reason is not None:
-                self.tree.remove(cq, self.holdings.usage[key])
-                self.holdings.remove(key)
-                self._release(key)
-                check = outcome.check
-                details = {} if check is None else {"check": check.name,
-                                                    "message": check.message}
-                self.evicted.append(EvictionDecision(key, "", None, cq, outcome.reason, details,
-                                                     requeue_at=outcome.requeue_at,
-                                                     check=check))
-            elif outcome.waiting is not None:
-                self.waiting[key] = Waiting(cq, [outcome.waiting])
 
     def _open_holders(self) -> dict[str, int]:
         """Holders a victim search could pick, per pool: those admitted in this cycle or
@@ -229,6 +193,12 @@ class _Cycle:
             queued.setdefault(target, []).append(found)
         for entries in queued.values():
             entries.sort()
+        used = self.snapshot.queue_usage
+        if used is not None:  # admission fair sharing: the least used LocalQueue first
+            for name, entries in queued.items():
+                if self.queues[name].usage_based_admission:
+                    entries.sort(key=lambda e: used.get(
+                        f"{e.workload.namespace}/{e.workload.queue_name}", 0.0))  # stable
         return queued
 
     def _hold(self, key: str, workload: Workload) -> None:
@@ -318,7 +288,8 @@ class _Cycle:
             return optimistic  # (False, 0, ...): the key it was queued with
         share = 0
         if self.snapshot.fair_sharing:
-            share = dominant_share(self.tree, cq.name, cq.fair_sharing_weight, outcome.usage)
+            share = dominant_share(self.tree, cq.name, cq.fair_sharing_weight, outcome.usage,
+                                   self.search.memory.get(cq.name))
         return (True, share, *pending_order(workload))
 
     def _decide(self, cq: ClusterQueue, workload: Workload, outcome: Outcome,
@@ -343,10 +314,12 @@ class _Cycle:
                 return False
         # Short of quota, or (FIT) of free nodes: evict what the policy allows, if that
         # lets it be admitted and placed.
+        held_back = None  # victims it would take but for their minimum runtime
         if mode is not Mode.NO_FIT:
             victims = self._victims(cq, workload, usage, shape_id)
             if victims:
                 return self._preempt(cq, workload, victims, shape_id)
+            held_back = dict(self.search.held_back) if self.search.held_back else None
         if roomless:  # its reason is written after the pass, like a quota reason
             self.filter.short.add(cq.name)
             self.waiting[workload.key] = self.filter.parking(cq.name)
@@ -364,7 +337,7 @@ class _Cycle:
             return True
         # Quota reasons are written after the pass, against the final usage: that is the
         # state the workload waits in, and one evaluation then serves every equal shape.
-        self.waiting[workload.key] = Waiting(cq.name, [], quota=True)
+        self.waiting[workload.key] = Waiting(cq.name, [], quota=True, held_back=held_back)
         return mode is Mode.PREEMPT
 
     def _victims(self, cq: ClusterQueue, workload: Workload, usage: Usage,
@@ -372,12 +345,18 @@ class _Cycle:
         """The victims whose eviction lets ``workload`` be admitted (and, where its flavors
         have nodes, placed), or None. Failures are cached by shape and pool state: in a
         full cohort most pending workloads repeat a few shapes, and nothing changes."""
+        if self.search.held_back:
+            self.search.held_back.clear()
         if not self._may_search(self.tree.root(cq.name)) or not (
                 can_preempt(cq) or self._any_evicting(cq)):
             return None
         # Known failures first, by the verdict's usage (a plan's differs only in FIT mode,
         # which no failure of quota alone can cover): most searches end here.
         if self.failed.known(cq, workload, usage, shape_id):
+            if self.held_back:  # what min-runtime kept from an equal search keeps from this one
+                held = self.held_back.get((cq.name, shape_id, self.tree.version(cq.name)))
+                if held is not None and held[0] == workload.priority:
+                    self.search.held_back.update(held[1])
             return None
         wanted = Wanted(cq.name, usage)
         capacity = self.capacity
@@ -392,6 +371,9 @@ class _Cycle:
             # A failure to place proves nothing about other shapes of equal quota.
             self.failed.add(cq, workload, wanted.usage, shape_id,
                             by_amount=wanted.placeable is None)
+            if self.search.held_back:
+                state = (cq.name, shape_id, self.tree.version(cq.name))
+                self.held_back[state] = (workload.priority, dict(self.search.held_back))
         return victims
 
     def _any_evicting(self, cq: ClusterQueue) -> bool:

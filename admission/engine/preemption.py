@@ -27,9 +27,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple
 
-from admission.engine.candidates import ReachMemo, cohort_holders, lost_work, reach
+from admission.engine.candidates import (
+    MinRuntimes,
+    ReachMemo,
+    cohort_holders,
+    lost_work,
+    reach,
+)
 from admission.engine.fairshare import dominant_share
 from admission.engine.workload import Holdings
+from quota.core.fairness import DEFAULT_STRATEGIES, FINAL, PreemptionStrategy
 from quota.core.model import (
     BorrowWithinCohortPolicy,
     ClusterQueue,
@@ -74,6 +81,12 @@ class Search:
     protected: Set[str]
     fair_sharing: bool = False
     now: datetime | None = None  # for the work a victim would lose; None ranks all alike
+    strategies: tuple[PreemptionStrategy, ...] = DEFAULT_STRATEGIES
+    memory: dict[str, dict[FlavorResource, int]] = field(default_factory=dict)  # with memory
+    min_runtimes: MinRuntimes | None = None  # None: no queue or class sets one
+    # Victims the last search passed over because they are younger than their minimum
+    # runtime: key -> when that protection ends (the preemptor's reason says so).
+    held_back: dict[str, datetime] = field(default_factory=dict)
     evicting_memo: dict[str, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
     reach_memo: ReachMemo = field(default_factory=dict)
 
@@ -120,6 +133,7 @@ def find_victims(
     reclaim while borrowing. Otherwise only its own queue's workloads are candidates,
     and it may borrow. Already evicting workloads are waited for, never chosen again."""
     tree, needed, name = search.tree, plan.usage, cq.name
+    search.held_back.clear()
     available = {fr: tree.available(name, fr) for fr in needed}
     short = [fr for fr, a in needed.items() if a > available[fr]] or list(needed)
     may_borrow = cq.preemption.borrow_within_cohort.policy is not BorrowWithinCohortPolicy.NEVER
@@ -293,6 +307,11 @@ def _minimal(
             continue  # reclaim only what a queue borrows; its nominal quota is its own
         if allowed is not None and not allowed(victim):
             continue
+        if search.min_runtimes is not None and not victim.evicting:
+            until = search.min_runtimes.protected_until(victim.workload, victim.cluster_queue)
+            if until is not None:
+                search.held_back[victim.workload.key] = until
+                continue
         tree.remove(victim.cluster_queue, usage)
         removed.append(victim)
         if _fits(search, plan, removed, borrow=borrow):
@@ -321,10 +340,15 @@ def _fair(
     own: list[Victim],
     others: list[tuple[Workload, str]],
 ) -> tuple[Victim, ...] | None:
-    """Fair-sharing preemption: take from the queues whose share stays above ours."""
+    """Fair-sharing preemption: take from the queues whose share stays above ours, by
+    Kueue's strategies in their order. The first is tried alone; when it does not make
+    room, the second (``LessThanInitialShare``) may add one victim per queue whose share
+    before the eviction is above the preemptor's with the workload (rule S2-b)."""
     tree, queues = search.tree, search.queues
     policy = cq.preemption.reclaim_within_cohort
-    mine = dominant_share(tree, cq.name, cq.fair_sharing_weight, plan.usage)
+    memory = search.memory
+    mine = dominant_share(tree, cq.name, cq.fair_sharing_weight, plan.usage,
+                          memory.get(cq.name))
     candidates = [
         Victim(w, q, PreemptionCause.IN_COHORT_FAIR_SHARING)
         for w, q in others
@@ -332,26 +356,43 @@ def _fair(
         or reclaim_allows(policy, preemptor, w)
     ]
 
-    def share_after(victim: Victim) -> int:
-        target = queues[victim.cluster_queue]
-        usage = search.holdings.usage[victim.workload.key]
-        return dominant_share(
-            tree, target.name, target.fair_sharing_weight, {fr: -a for fr, a in usage.items()}
-        )
+    def share(name: str, delta: Mapping[FlavorResource, int] | None = None) -> int:
+        return dominant_share(tree, name, queues[name].fair_sharing_weight, delta,
+                              memory.get(name))
 
-    def allowed(victim: Victim) -> bool:
-        if victim.evicting or victim.cluster_queue == cq.name:
-            return True
-        return share_after(victim) >= mine
+    def passes(strategy: PreemptionStrategy, victim: Victim) -> bool:
+        if strategy is FINAL:
+            usage = search.holdings.usage[victim.workload.key]
+            return share(victim.cluster_queue, {fr: -a for fr, a in usage.items()}) >= mine
+        return share(victim.cluster_queue) > mine
+
+    def by(strategy: PreemptionStrategy, once_more: PreemptionStrategy | None = None,
+           ) -> Callable[[Victim], bool]:
+        taken: set[str] = set()  # queues the second strategy took its one victim from
+
+        def allowed(victim: Victim) -> bool:
+            if victim.evicting or victim.cluster_queue == cq.name:
+                return True
+            if passes(strategy, victim):
+                return True
+            if once_more is None or victim.cluster_queue in taken:
+                return False
+            if passes(once_more, victim):
+                taken.add(victim.cluster_queue)
+                return True
+            return False
+
+        return allowed
 
     ordered = sorted(
         candidates,
-        key=lambda v: (
-            -dominant_share(tree, v.cluster_queue, queues[v.cluster_queue].fair_sharing_weight),
-            v.workload.priority,
-            _lost(search, plan, v),
-            v.workload.key,
-        ),
+        key=lambda v: (-share(v.cluster_queue), v.workload.priority,
+                       _lost(search, plan, v), v.workload.key),
     )
-    return _minimal(search, plan, [*ordered, *_ordered(search, plan, own)], borrow=True,
-                    allowed=allowed)
+    pool = [*ordered, *_ordered(search, plan, own)]
+    strategies = search.strategies
+    found = _minimal(search, plan, pool, borrow=True, allowed=by(strategies[0]))
+    if found is None and len(strategies) > 1:
+        found = _minimal(search, plan, pool, borrow=True,
+                         allowed=by(strategies[0], strategies[1]))
+    return found

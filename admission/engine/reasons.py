@@ -164,6 +164,26 @@ def waiting_for_preempted(victims: Sequence[str], deadline: datetime | None) -> 
     )
 
 
+def held_back(found: Sequence[Reason], hints: Sequence[str],
+              victims: Mapping[str, datetime]) -> tuple[list[Reason], list[str]]:
+    """Quota reasons of a workload that would preempt ``victims`` but for their minimum
+    runtime (``berth.dev/min-runtime``): each WaitingForQuota says until when (``until``,
+    the earliest end, and ``protectedVictims``), and a hint names them."""
+    until = min(victims.values())
+    names = sorted(victims)
+    note = (f"; {len(names)} workload(s) it could preempt are within their minimum runtime "
+            f"until {until.isoformat()}")
+    out = [
+        Reason(r.code, r.message + note,
+               {**r.details, "until": until.isoformat(), "protectedVictims": names})
+        if r.code is WaitReason.WAITING_FOR_QUOTA else r
+        for r in found
+    ]
+    hint = (f"preempts {', '.join(names[:3])}{' …' if len(names) > 3 else ''} once "
+            f"berth.dev/min-runtime ends at {until.isoformat()}")
+    return out, [*hints, hint]
+
+
 def pending_evaluation() -> Reason:
     return Reason(
         WaitReason.PENDING_EVALUATION,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from admission.engine import reasons
 from admission.engine.collector import collector_paused
@@ -21,6 +22,10 @@ from quota.core.reasons import WaitReason
 from quota.core.workload import PendingOrder, Workload, WorkloadState, pending_order
 
 _PENDING = WaitReason.PENDING_EVALUATION
+
+
+def _local_queue(workload: Workload) -> str:
+    return f"{workload.namespace}/{workload.queue_name}"
 
 
 def _precedence(code: WaitReason) -> int:
@@ -53,13 +58,15 @@ class Waiting:
     hints: list[str] = field(default_factory=list)
     blocked_by: str | None = None  # the StrictFIFO head it waits behind
     quota: bool = False  # its quota reasons are still to be written
+    # Victims it would take but for their minimum runtime: key -> when that ends.
+    held_back: Mapping[str, datetime] | None = None
 
 
 class PendingStatuses(Mapping[str, PendingStatus]):
     """Workload key -> ``PendingStatus``, built when the first one is read (keys sorted)."""
 
-    __slots__ = ("_built", "_keys", "_least", "_places", "_queues", "_quota", "_waiting",
-                 "_workloads")
+    __slots__ = ("_built", "_keys", "_least", "_places", "_queues", "_quota", "_used",
+                 "_waiting", "_workloads")
 
     def __init__(
         self,
@@ -67,7 +74,9 @@ class PendingStatuses(Mapping[str, PendingStatus]):
         workloads: Mapping[str, Workload],
         queues: Mapping[str, object],
         quota: QuotaReasons,
+        queue_usage: Mapping[str, float] | None = None,
     ) -> None:
+        self._used = queue_usage  # admission fair sharing: LocalQueue usage orders first
         self._waiting = waiting
         self._workloads = workloads
         self._queues = queues
@@ -140,6 +149,7 @@ class PendingStatuses(Mapping[str, PendingStatus]):
 
     def _positions(self) -> dict[str, int]:
         by_queue: dict[str, list[PendingOrder]] = {}
+        used = self._used  # admission fair sharing's, else every first key is 0
         workloads, queues = self._workloads, self._queues
         deactivated = WaitReason.DEACTIVATED
         for key, entry in self._waiting.items():
@@ -153,8 +163,10 @@ class PendingStatuses(Mapping[str, PendingStatus]):
                 continue  # past the queue: it holds quota and waits for its checks
             by_queue.setdefault(cq, []).append(pending_order(workload, key))
         positions: dict[str, int] = {}
-        for order in by_queue.values():
+        for cq, order in by_queue.items():
             order.sort()
+            if used is not None and getattr(queues[cq], "usage_based_admission", False):
+                order.sort(key=lambda o: used.get(_local_queue(workloads[o[2]]), 0.0))
             for place, (_, _, key) in enumerate(order, start=1):
                 positions[key] = place
         return positions
@@ -170,6 +182,8 @@ class PendingStatuses(Mapping[str, PendingStatus]):
             if entry.blocked_by is not None:
                 more = [r for r in more if r.code is not WaitReason.PENDING_EVALUATION]
             found = [*found, *more] if found else more
+            if entry.held_back:
+                found, hints = reasons.held_back(found, hints, entry.held_back)
         if entry.blocked_by is not None and cq is not None:
             found = [*found, reasons.blocked_by_queue_head(cq, entry.blocked_by, position[key])]
         if not found:  # pragma: no cover - every parked workload has a reason

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from quota.core.checks import AdmissionCheck, CheckStatus, ProvisioningRequestConfig
+from quota.core.fairness import DEFAULT_STRATEGIES, PreemptionStrategy
 from quota.core.model import (
     ClusterQueue,
     Cohort,
@@ -24,6 +25,7 @@ from quota.core.model import (
 )
 from quota.core.pods_ready import DISABLED, PodsReadyPolicy
 from quota.core.reasons import PreemptionCause, WaitReason
+from quota.core.tree import FlavorResource
 from quota.core.workload import Admission, Workload
 
 if TYPE_CHECKING:
@@ -48,6 +50,13 @@ class Snapshot:
     admission_checks: Mapping[str, AdmissionCheck] = field(default_factory=dict)
     provisioning_configs: Mapping[str, ProvisioningRequestConfig] = field(default_factory=dict)
     fair_sharing: bool = False
+    fair_strategies: tuple[PreemptionStrategy, ...] = DEFAULT_STRATEGIES
+    # Fair sharing with memory: each ClusterQueue's decayed usage, milli-units per slot
+    # (None: the share is of this instant's usage, as in Kueue).
+    decayed_usage: Mapping[str, Mapping[FlavorResource, int]] | None = None
+    # Admission fair sharing: each LocalQueue's ("ns/name") weighted decayed usage; it
+    # orders the workloads of ClusterQueues with usage-based admission (None: off).
+    queue_usage: Mapping[str, float] | None = None
     pods_ready: PodsReadyPolicy = DISABLED  # waitForPodsReady
     # Shape ids kept across the loop's cycles (admission.engine.shapes.ShapeMemo); a
     # cache only: it never changes a decision, and None builds them afresh.

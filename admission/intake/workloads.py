@@ -3,11 +3,14 @@
 ``submit_workload`` records a Job or Workload manifest as a pending workload with its first
 verdict (``PendingEvaluation``) and timeline row; ``finish_workload`` releases what it
 held. Both run in the caller's transaction; the ledger's triggers wake the loop on commit.
+A manifest with ``metadata.generateName`` and no name gets one as the API server gives it:
+the prefix and five random characters.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import secrets
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -23,6 +26,21 @@ from quota.ledger.repository import Ledger
 from quota.ledger.workloads import add_pending
 from quota.manifests.jobs import parse_workload
 
+_SUFFIX = "bcdfghjklmnpqrstvwxz2456789"  # the API server's: no vowels, no look-alikes
+
+
+def named(doc: object) -> object:
+    """``doc`` with ``metadata.name`` made from ``metadata.generateName`` when only that is
+    given (as ``kubectl create`` of Kueue's examples gets); any other document as it is."""
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("metadata"), Mapping):
+        return doc
+    metadata = doc["metadata"]
+    prefix = metadata.get("generateName")
+    if metadata.get("name") or not isinstance(prefix, str) or not prefix:
+        return doc
+    suffix = "".join(secrets.choice(_SUFFIX) for _ in range(5))
+    return {**doc, "metadata": {**metadata, "name": prefix + suffix}}
+
 
 def submit_workload(ledger: Ledger, doc: object, *, now: datetime, actor: str) -> Workload:
     """Record a batch/v1 Job or Kueue Workload manifest as a new pending workload.
@@ -33,7 +51,7 @@ def submit_workload(ledger: Ledger, doc: object, *, now: datetime, actor: str) -
         o.name: o for o in ledger.list("WorkloadPriorityClass") if isinstance(o, PriorityClass)
     }
     workload = parse_workload(
-        doc, source="request", document=0, created_at=now, priority_classes=classes
+        named(doc), source="request", document=0, created_at=now, priority_classes=classes
     )
     if not workload.active:
         workload = replace(workload, state=WorkloadState.DEACTIVATED)
@@ -64,7 +82,7 @@ def submit_workloads(
     entries = []
     for document, (doc, created) in enumerate(docs):
         workload = parse_workload(
-            doc, source="request", document=document, created_at=created,
+            named(doc), source="request", document=document, created_at=created,
             priority_classes=classes,
         )  # fmt: skip
         if not workload.active:

@@ -41,6 +41,7 @@ from admission.loop.plan import CyclePlan, plan_cycle, plan_evictions, plan_requ
 from admission.loop.reason_budget import cycle_share
 from admission.loop.snapshot_cache import Refreshed, SnapshotCache
 from quota.core.errors import BerthError
+from quota.core.fairness import Fairness
 from quota.core.pods_ready import DISABLED, PodsReadyPolicy
 from quota.core.workload import WorkloadState
 from quota.ledger import changes, decisions, lifecycle
@@ -91,13 +92,15 @@ class AdmissionLoop:
         *,
         clock: Callable[[], datetime] = _utcnow,
         fair_sharing: bool = False,
+        fairness: Fairness | None = None,
         pods_ready: PodsReadyPolicy = DISABLED,
         crash: CrashHook | None = None,
     ) -> None:
         self.sessions = sessions
         self.actuator = actuator
         self.clock = clock
-        self.cache = SnapshotCache(fair_sharing=fair_sharing, pods_ready=pods_ready)
+        self.cache = SnapshotCache(fair_sharing=fair_sharing, fairness=fairness,
+                                   pods_ready=pods_ready)
         self.crash = crash if crash is not None else CrashHook()  # berth serve passes its own
         self.term: int | None = None
         self._reasons_after = 0  # rotation point of detail-only verdict writes
@@ -171,7 +174,9 @@ class AdmissionLoop:
 
     def _refresh(self) -> Refreshed:
         with self.sessions() as session:
-            return self.cache.refresh(session)
+            refreshed = self.cache.refresh(session)
+            self.cache.read_usage(session, self.clock())
+            return refreshed
 
     def _reconcile(self) -> tuple[int, list[str], list[str]]:
         with self.sessions() as session:
@@ -212,6 +217,8 @@ class AdmissionLoop:
             return CycleSummary(
                 refreshed, requeued=len(requeues.transitions), retried=True, seconds=seconds
             ), requeues.actions
+        if result.admitted or result.evicted:
+            self.cache.usage_changed()  # fair sharing's next cycle counts them (entry penalty)
         summary = CycleSummary(
             refreshed,
             admitted=len(result.admitted),

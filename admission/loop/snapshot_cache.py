@@ -4,12 +4,20 @@ Objects (flavors, queues, quotas, nodes, …) change rarely and are reloaded who
 object table was written (``objects_version`` differs from the one read with them).
 Workloads change often: only rows written since the last mark are read, except rows the
 loop wrote itself (it already holds what it committed).
+
+Fair sharing with memory and admission fair sharing read decayed usage from the usage
+intervals; that aggregate is read again after a cycle that admitted or evicted (so the
+entry penalty counts from the next cycle, as in ``berth simulate``) and otherwise once it is
+older than the sampling interval (``admissionFairSharing.usageSamplingInterval``, Kueue's
+pace; a minute for memory alone): between changes it moves by a fraction of a percent per
+minute at any useful half-life.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session
 
@@ -17,6 +25,7 @@ from admission.engine.shapes import ShapeMemo
 from admission.engine.types import Snapshot
 from quota.core.checks import AdmissionCheck, ProvisioningRequestConfig
 from quota.core.cycle_writes import WorkloadRecord
+from quota.core.fairness import Fairness
 from quota.core.model import (
     ClusterQueue,
     Cohort,
@@ -30,7 +39,10 @@ from quota.core.model import (
 from quota.core.pods_ready import DISABLED, PodsReadyPolicy
 from quota.core.workload import Workload, WorkloadState
 from quota.ledger import changes
+from quota.ledger.reads import fair_usage
 from quota.ledger.repository import Ledger
+
+_MEMORY_SAMPLING = timedelta(minutes=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +55,15 @@ class Refreshed:
 class SnapshotCache:
     """Objects and unfinished workloads as last read or written by the loop."""
 
-    def __init__(self, *, fair_sharing: bool = False,
+    def __init__(self, *, fair_sharing: bool = False, fairness: Fairness | None = None,
                  pods_ready: PodsReadyPolicy = DISABLED) -> None:
-        self.fair_sharing = fair_sharing
+        self.fairness = fairness if fairness is not None else Fairness(enable=fair_sharing)
+        self.fair_sharing = self.fairness.enable
         self.pods_ready = pods_ready
+        # Decayed usage per ClusterQueue / LocalQueue, and when it was read (None: never).
+        self._decayed: dict[str, dict[tuple[str, str], int]] | None = None
+        self._queue_usage: dict[str, float] | None = None
+        self._usage_read: datetime | None = None
         self.records: dict[str, WorkloadRecord] = {}
         self._workloads: dict[str, Workload] = {}
         self._objects = Snapshot()
@@ -88,6 +105,27 @@ class SnapshotCache:
         self._reload_ids.clear()
         return Refreshed(full, reload_objects, len(rows))
 
+    def usage_changed(self) -> None:
+        """The loop admitted or evicted: read the decayed usage again at the next refresh."""
+        self._usage_read = None
+
+    def read_usage(self, session: Session, now: datetime) -> None:
+        """Read the decayed usage fair sharing needs, if any and not read lately."""
+        fairness = self.fairness
+        memory = fairness.memory_half_life if fairness.enable else None
+        afs = fairness.admission
+        if memory is None and afs is None:
+            return
+        every = afs.sampling if afs is not None else _MEMORY_SAMPLING
+        if self._usage_read is not None and now - self._usage_read < every:
+            return
+        self._usage_read = now
+        if memory is not None:
+            self._decayed = fair_usage.decayed_queue_usage(session, now, memory)
+        if afs is not None:
+            weights = {k: q.fair_sharing_weight for k, q in self._objects.local_queues.items()}
+            self._queue_usage = fair_usage.local_queue_usage(session, now, afs, weights)
+
     def snapshot(self) -> Snapshot:
         """The engine's view (shares the cache's maps: read it before the next change)."""
         o = self._objects
@@ -104,6 +142,9 @@ class SnapshotCache:
             admission_checks=o.admission_checks,
             provisioning_configs=o.provisioning_configs,
             fair_sharing=self.fair_sharing,
+            fair_strategies=self.fairness.strategies,
+            decayed_usage=self._decayed,
+            queue_usage=self._queue_usage,
             pods_ready=self.pods_ready,
             shapes=self._shapes,
         )

@@ -6,6 +6,8 @@ In reading order:
 - ``config``: the scenario's ``config``: Kueue's ``waitForPodsReady`` fields.
 - ``run``: the steps through the engine until each reaches its fixed point, each cycle
   as the durable loop's (node faults, then the engine, through the same transitions).
+- ``history``: the run's own usage history, decayed for fair sharing's memory and
+  admission fair sharing.
 - ``output``: the result as docs/scenario.md's JSON, or as tables.
 - ``limits``: what one ``POST /api/v1/simulate`` may cost.
 """

@@ -1,8 +1,9 @@
 """A scenario's ``config``: Kueue's Configuration fields, as Kueue spells them (PURE).
 
-Only ``waitForPodsReady`` is read; any other key is refused naming it. The fields and
-defaults are Kueue's v1beta1 ones (``quota.core.pods_ready``), the same ``berth serve``
-reads from its settings.
+``waitForPodsReady`` is read here, the fair-sharing sections by
+``quota.manifests.configuration.parse_fairness``; any other key is refused naming it. The
+fields and defaults are Kueue's v1beta1 ones (``quota.core.pods_ready``), the same ``berth
+serve`` reads from its settings.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ from dataclasses import replace
 from typing import Any
 
 from quota.core.pods_ready import DISABLED, PodsReadyPolicy, RequeuingTimestamp, parse_duration
+from quota.manifests.configuration import TOP_KEYS as FAIRNESS_KEYS
 
 # (field path from the document root, message)
 Report = Callable[[str, str], None]
 
-_CONFIG_KEYS = ("waitForPodsReady",)
+_CONFIG_KEYS = ("waitForPodsReady", *FAIRNESS_KEYS)  # the latter read by parse_fairness
 _READY_KEYS = ("enable", "timeout", "blockAdmission", "recoveryTimeout", "requeuingStrategy")
 _STRATEGY_KEYS = ("timestamp", "backoffLimitCount", "backoffBaseSeconds", "backoffMaxSeconds")
 

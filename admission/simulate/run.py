@@ -31,6 +31,7 @@ from admission.engine.transitions import (
     reserved,
 )
 from admission.engine.types import CycleResult, EvictionDecision, PendingStatus, Reason, Snapshot
+from admission.simulate.history import History
 from admission.simulate.limits import SimulationStopped, too_many_cycles
 from admission.simulate.scenario import (
     WORKLOAD_KINDS,
@@ -41,6 +42,7 @@ from admission.simulate.scenario import (
 )
 from quota.core.checks import AdmissionCheck, CheckStatus, ProvisioningRequestConfig, with_state
 from quota.core.errors import BerthError
+from quota.core.fairness import Fairness
 from quota.core.model import (
     ClusterQueue,
     Cohort,
@@ -114,7 +116,8 @@ def simulate(
     ``keep_going`` is asked before every cycle, and ``False`` stops the run
     (``SimulationStopped``): the caller's time limit, read from the caller's clock.
     """
-    world = _World(scenario.objects, scenario.epoch, max_cycles, cycle_budget, keep_going)
+    world = _World(scenario.objects, scenario.epoch, max_cycles, cycle_budget, keep_going,
+                   scenario.fairness)
     world.policy = scenario.pods_ready
     outcomes = []
     for step in scenario.steps:
@@ -136,8 +139,16 @@ class _World:
         cap: int,
         budget: int | None = None,
         keep_going: Callable[[], bool] | None = None,
+        fairness: Fairness | None = None,
     ) -> None:
         self.epoch = epoch
+        self.fairness = fairness or Fairness()
+        self.history = History(self.fairness)
+        # berth.dev/min-runtime: when an admitted workload may be preempted; a cycle runs
+        # then, as the loop's next cycle would, so a waiting preemptor gets its turn.
+        self.protection_ends: dict[str, datetime] = {}
+        # (kind, name) -> min-runtime of the queues and classes that set one; None: stale
+        self._min_runtimes: dict[tuple[str, str], timedelta] | None = None
         self.cap = cap  # cycles per instant
         self.budget = budget  # cycles over the whole run
         self.keep_going = keep_going
@@ -154,22 +165,25 @@ class _World:
         self.clock = epoch  # the last instant settled or reached
 
     def advance_to(self, now: datetime) -> None:
-        """Complete runtimes, end checkpoint graces, time out pods and end requeue
-        backoffs (PodsReadyTimeout's and admission checks' Retry) due up to ``now``, in
-        time order; earlier instants each get their own cycles."""
+        """Complete runtimes, end checkpoint graces and minimum runtimes, time out pods and
+        end requeue backoffs (PodsReadyTimeout's and admission checks' Retry) due up to
+        ``now``, in time order; earlier instants each get their own cycles."""
         while True:
             timers = self._timers()
-            if not (self.finish_at or self.grace_until or self.backoff_until or timers):
+            if not (self.finish_at or self.grace_until or self.backoff_until
+                    or self.protection_ends or timers):
                 break
             due = min([*self.finish_at.values(), *self.grace_until.values(),
-                       *self.backoff_until.values(), *timers])
+                       *self.backoff_until.values(), *self.protection_ends.values(), *timers])
             if due > now:
                 break
             self.clock = due
             for key in [k for k, at in self.backoff_until.items() if at == due]:
                 del self.backoff_until[key]  # the engine offers it to its queue again
+            for key in [k for k, at in self.protection_ends.items() if at == due]:
+                del self.protection_ends[key]
             for key in [k for k, at in self.finish_at.items() if at == due]:
-                self._finish(key)
+                self._finish(key, due)
             for key in [k for k, at in self.grace_until.items() if at == due]:
                 del self.grace_until[key]  # due: whatever the victim did, the timer is spent
                 self._requeue(key, due)
@@ -193,11 +207,13 @@ class _World:
     def apply(self, step: Step, now: datetime) -> list[str]:
         """The step's events, in the order the spec gives them; the victims a reported
         checkpoint released (evicted now)."""
+        if step.apply or step.delete:
+            self._min_runtimes = None
         for item in step.apply:
             self.objects[item.key] = item
         for ref in step.delete:
             if ref.kind in WORKLOAD_KINDS:
-                self._forget(ref.key)
+                self._forget(ref.key, now)
             else:
                 self.objects.pop(ref.object_key, None)
         for creation in step.create:
@@ -209,7 +225,7 @@ class _World:
                 self.runtimes[workload.key] = creation.runtime
         for key in step.finish:
             if self.workloads[key].state is not WorkloadState.FINISHED:
-                self._finish(key)
+                self._finish(key, now)
         for key in step.deactivate:
             workload = self.workloads[key]
             if workload.state not in (WorkloadState.FINISHED, WorkloadState.DEACTIVATED):
@@ -222,6 +238,7 @@ class _World:
                     admitted_at=None,
                 )
                 self.grace_until.pop(key, None)
+                self.history.released(key, now)
         for event in step.checks:
             self._set_check(event, now)
         released = []
@@ -244,13 +261,13 @@ class _World:
         released: list[str] = []
         for _ in range(self.cap):
             self._may_cycle(now)
-            snapshot = self.snapshot()
+            snapshot = self.snapshot(now)
             faults = (*node_evictions(snapshot.workloads, snapshot.nodes),
                       *pods_ready_evictions(snapshot.workloads, snapshot.nodes, self.policy,
                                             now))
             if faults:
                 released.extend(self._evict_all(faults, now))
-                snapshot = self.snapshot()
+                snapshot = self.snapshot(now)
             result = run_cycle(snapshot, now)
             self.pending = result.pending
             if not result.admitted and not result.evicted:
@@ -279,10 +296,13 @@ class _World:
                 self.workloads[key] = reserved(self.workloads[key], decision.admission,
                                                decision.checks, now)
                 self.borrowing[key] = decision.borrowing
+                self.history.admitted(self.workloads[key], now)
                 continue
             self.workloads[key] = admitted(self.workloads[key], decision.admission, now)
-            if not decision.checked:
+            if not decision.checked:  # a reservation's usage began when it reserved
                 self.borrowing[key] = decision.borrowing
+                self.history.admitted(self.workloads[key], now)
+            self._protect(key, decision.admission.cluster_queue, now)
             if key in self.runtimes:
                 self.finish_at[key] = now + self.runtimes[key]
         return released
@@ -305,6 +325,7 @@ class _World:
                 continue
             self.finish_at.pop(eviction.key, None)
             self.grace_until.pop(eviction.key, None)
+            self.history.released(eviction.key, now)
             released.append(eviction.key)
         return released
 
@@ -330,24 +351,51 @@ class _World:
             return False
         self.finish_at.pop(key, None)
         self.grace_until.pop(key, None)
+        self.history.released(key, now)
         self.workloads[key] = requeue.workload
         return True
 
-    def _finish(self, key: str) -> None:
+    def _protect(self, key: str, cq_name: str, now: datetime) -> None:
+        """Set the timer of an admitted workload's minimum runtime, if it has one."""
+        if self._min_runtimes is None:  # objects changed since: look them up again
+            self._min_runtimes = {
+                (type(item.obj).__name__, item.obj.name): item.obj.min_runtime
+                for item in self.objects.values()
+                if isinstance(item.obj, ClusterQueue | PriorityClass) and item.obj.min_runtime
+            }
+        if not self._min_runtimes:
+            return
+        class_name = self.workloads[key].priority_class or ""
+        runtimes = [r for r in (self._min_runtimes.get(("ClusterQueue", cq_name)),
+                                self._min_runtimes.get(("PriorityClass", class_name))) if r]
+        if runtimes:
+            self.protection_ends[key] = now + max(runtimes)
+
+    def _finish(self, key: str, now: datetime) -> None:
         self.finish_at.pop(key, None)
         self.grace_until.pop(key, None)
+        self.protection_ends.pop(key, None)
+        self.history.released(key, now)
         self.workloads[key] = replace(self.workloads[key], state=WorkloadState.FINISHED)
 
-    def _forget(self, key: str) -> None:
-        tables = (self.workloads, self.borrowing, self.runtimes, self.finish_at, self.grace_until,
-                  self.backoff_until)
+    def _forget(self, key: str, now: datetime) -> None:
+        self.history.released(key, now)
+        tables = (self.workloads, self.borrowing, self.runtimes, self.finish_at,
+                  self.grace_until, self.backoff_until, self.protection_ends)
         for table in tables:
             table.pop(key, None)
 
-    def snapshot(self) -> Snapshot:
-        """The engine's view: every object, and the workloads still in the queueing system."""
+    def snapshot(self, now: datetime) -> Snapshot:
+        """The engine's view at ``now``: every object, the workloads still in the queueing
+        system, and what fair sharing reads of the history."""
         values = [item.obj for item in self.objects.values()]
+        fairness = self.fairness
         return Snapshot(
+            fair_sharing=fairness.enable,
+            fair_strategies=fairness.strategies,
+            decayed_usage=self.history.decayed_usage(now),
+            queue_usage=self.history.queue_usage(now, {
+                o.key: o.fair_sharing_weight for o in values if isinstance(o, LocalQueue)}),
             flavors={o.name: o for o in values if isinstance(o, ResourceFlavor)},
             cluster_queues={o.name: o for o in values if isinstance(o, ClusterQueue)},
             cohorts={o.name: o for o in values if isinstance(o, Cohort)},

@@ -12,14 +12,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from dataclasses import field as default
 from datetime import UTC, datetime, timedelta
 
 from admission.simulate.config import read_config
 from quota.core.checks import CheckState
 from quota.core.errors import InvalidInput, Problem
+from quota.core.fairness import Fairness
 from quota.core.model import PriorityClass
 from quota.core.pods_ready import DISABLED, PodsReadyPolicy
 from quota.core.workload import Workload
+from quota.manifests.configuration import parse_fairness
 from quota.manifests.documents import ManifestObject, find_kind, load_documents, parse_objects
 from quota.manifests.frameworks import READERS as FRAMEWORK_KINDS
 from quota.manifests.jobs import parse_workload, workload_label
@@ -98,6 +101,7 @@ class Scenario:
     objects: tuple[ManifestObject, ...]
     steps: tuple[Step, ...]
     pods_ready: PodsReadyPolicy = DISABLED  # config.waitForPodsReady
+    fairness: Fairness = default(default_factory=Fairness)  # config's fair-sharing fields
 
 
 class DurationError(ValueError):
@@ -176,6 +180,9 @@ class _Parser:
         if name is not None and not isinstance(name, str):
             self.problem("name", "must be a string")
         policy = read_config(doc.get("config"), self.problem)
+        fairness, wrong = parse_fairness(doc.get("config"))
+        for field, message in wrong:
+            self.problem(field, message)
         objects = self._objects(self._list(doc.get("objects"), "objects"), "objects")
         for item in objects:
             self.objects[item.key] = item
@@ -190,7 +197,8 @@ class _Parser:
         if self.problems:
             raise InvalidInput(self.problems)
         title = name if isinstance(name, str) else None
-        return Scenario(self.source, self.epoch, title, objects, tuple(steps), policy)
+        return Scenario(self.source, self.epoch, title, objects, tuple(steps), policy,
+                        fairness)
 
     def _list(self, value: object, field: str) -> list[object]:
         if value is None:

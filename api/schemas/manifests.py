@@ -136,7 +136,7 @@ _QUOTA_OBJECTS: dict[str, JsonSchema] = {
                 "items": _known({"name": NAME, "onFlavors": {"type": ["array", "null"],
                                                              "items": NAME}},
                                 required=["name"])}})),
-            "stopPolicy": _enum(StopPolicy), "fairSharing": _OBJECT,
+            "stopPolicy": _enum(StopPolicy), "fairSharing": _OBJECT, "admissionScope": _OBJECT,
         })),
     },
     "Cohort": {
@@ -146,8 +146,8 @@ _QUOTA_OBJECTS: dict[str, JsonSchema] = {
         })),
     },
     "LocalQueue": {
-        "spec": _known({"clusterQueue": NAME, "stopPolicy": _enum(StopPolicy)},
-                       required=["clusterQueue"]),
+        "spec": _known({"clusterQueue": NAME, "stopPolicy": _enum(StopPolicy),
+                        "fairSharing": _OBJECT}, required=["clusterQueue"]),
     },
     "WorkloadPriorityClass": {"value": _INT32, "description": _nullable(TEXT)},
     "Topology": {

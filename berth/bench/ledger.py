@@ -20,7 +20,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from berth import migrate
 from berth.database import Database, ensure_database
-from berth.settings import DatabaseSettings, normalise_url
+from berth.settings import DatabaseSettings
+from berth.settings_parsers import normalise_url
 from quota.ledger.apply import apply_objects
 from quota.ledger.repository import Ledger
 from quota.manifests.documents import parse_texts

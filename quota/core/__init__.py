@@ -19,6 +19,8 @@ In reading order:
   readiness of an admitted workload's pods, timeouts and the requeue backoff.
 - ``metering``, ``borrowing``: why usage ended, prices and cost; who owes whom.
 - ``demand``: what waiting work asks of the cluster: capacity demand, quota-blocked demand.
+- ``fairness``: fair-sharing configuration (Kueue's strategies, admission fair sharing,
+  Berth's memory) and the decayed usage it reads.
 - ``cycle_writes``: what one admission cycle writes, as plain values.
 - ``timeline``: a workload's history as people read it: merged, ordered, totalled, with
   each eviction's preemptor.

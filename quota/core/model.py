@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from enum import StrEnum
 
 from quota.core.checks import CheckRule
@@ -198,6 +199,9 @@ class ClusterQueue:
     fair_sharing_weight: int = 1000  # milli-units, Kueue's default weight 1
     # Admission checks (quota.core.checks): a workload only reserves quota until they pass.
     admission_checks: tuple[CheckRule, ...] = ()
+    # admissionScope UsageBasedAdmissionFairSharing: LocalQueue usage orders its workloads.
+    usage_based_admission: bool = False
+    min_runtime: timedelta | None = None  # berth.dev/min-runtime: victims younger are kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +220,7 @@ class LocalQueue:
     name: str
     cluster_queue: str
     stop_policy: StopPolicy = StopPolicy.NONE
+    fair_sharing_weight: int = 1000  # milli-units: admission fair sharing divides usage by it
 
     @property
     def key(self) -> str:
@@ -227,6 +232,7 @@ class PriorityClass:
     name: str
     value: int
     description: str = ""
+    min_runtime: timedelta | None = None  # berth.dev/min-runtime
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import Table, delete, insert, select
@@ -134,6 +135,8 @@ def _queue_row(queue: ClusterQueue) -> Row:
         "namespace_selector": codec.selector_json(queue.namespace_selector),
         "fair_sharing_weight": queue.fair_sharing_weight,
         "admission_checks": codec.check_rules_json(queue.admission_checks),
+        "usage_based_admission": queue.usage_based_admission,
+        "min_runtime_seconds": _seconds(queue.min_runtime),
     }
 
 
@@ -149,6 +152,8 @@ def _queue(row: Mapping[Any, Any], groups: Groups) -> ClusterQueue:
         stop_policy=StopPolicy(row["stop_policy"]),
         fair_sharing_weight=row["fair_sharing_weight"],
         admission_checks=codec.from_check_rules(row["admission_checks"]),
+        usage_based_admission=row["usage_based_admission"],
+        min_runtime=_duration(row["min_runtime_seconds"]),
     )
 
 
@@ -158,6 +163,7 @@ def _local_queue_row(queue: LocalQueue) -> Row:
         "name": queue.name,
         "cluster_queue": queue.cluster_queue,
         "stop_policy": str(queue.stop_policy),
+        "fair_sharing_weight": queue.fair_sharing_weight,
     }
 
 
@@ -167,15 +173,26 @@ def _local_queue(row: Mapping[Any, Any], _: Groups) -> LocalQueue:
         name=row["name"],
         cluster_queue=row["cluster_queue"],
         stop_policy=StopPolicy(row["stop_policy"]),
+        fair_sharing_weight=row["fair_sharing_weight"],
     )
 
 
 def _priority_row(priority: PriorityClass) -> Row:
-    return {"name": priority.name, "value": priority.value, "description": priority.description}
+    return {"name": priority.name, "value": priority.value, "description": priority.description,
+            "min_runtime_seconds": _seconds(priority.min_runtime)}
 
 
 def _priority(row: Mapping[Any, Any], _: Groups) -> PriorityClass:
-    return PriorityClass(name=row["name"], value=row["value"], description=row["description"])
+    return PriorityClass(name=row["name"], value=row["value"], description=row["description"],
+                         min_runtime=_duration(row["min_runtime_seconds"]))
+
+
+def _seconds(value: timedelta | None) -> int | None:
+    return None if value is None else int(value.total_seconds())
+
+
+def _duration(seconds: int | None) -> timedelta | None:
+    return None if seconds is None else timedelta(seconds=seconds)
 
 
 def _namespace_row(namespace: Namespace) -> Row:

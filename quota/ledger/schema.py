@@ -117,6 +117,9 @@ class ClusterQueueRow(Versioned, Base):
     namespace_selector: Mapped[dict[str, Any] | None]  # NULL selects no namespace
     fair_sharing_weight: Mapped[int]  # milli-units
     admission_checks: Mapped[list[Any]]
+    # admissionScope UsageBasedAdmissionFairSharing
+    usage_based_admission: Mapped[bool] = mapped_column(server_default=text("false"))
+    min_runtime_seconds: Mapped[int | None] = mapped_column(Integer)  # berth.dev/min-runtime
 
 
 class ResourceGroupRow(Base):
@@ -169,6 +172,7 @@ class LocalQueueRow(Versioned, Base):
     name: Mapped[str] = mapped_column(primary_key=True)
     cluster_queue: Mapped[str]
     stop_policy: Mapped[str]
+    fair_sharing_weight: Mapped[int] = mapped_column(BigInteger, server_default=text("1000"))
 
 
 class PriorityClassRow(Versioned, Base):
@@ -177,6 +181,7 @@ class PriorityClassRow(Versioned, Base):
     name: Mapped[str] = mapped_column(primary_key=True)
     value: Mapped[int]
     description: Mapped[str]
+    min_runtime_seconds: Mapped[int | None] = mapped_column(Integer)  # berth.dev/min-runtime
 
 
 class NamespaceRow(Versioned, Base):

@@ -11,6 +11,7 @@ In reading order:
 - ``frameworks``: each workload kind's pod sets (Job, JobSet, Kubeflow, Ray): names,
   counts, the paths of their templates.
 - ``jobs``: workloads from Job, framework and Kueue Workload manifests.
+- ``configuration``: Kueue's fair-sharing Configuration fields, for scenarios and settings.
 - ``writer``: core values written back as manifests in Berth's own API group.
 - ``documents``: multi-document texts to objects (``parse_texts``), and back.
 """

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 
+from quota.core.checkpoints import parse_grace
 from quota.core.checks import AdmissionCheck, ProvisioningRequestConfig
+from quota.core.fairness import MIN_RUNTIME_ANNOTATION, USAGE_BASED
 from quota.core.metering import PRICE_ANNOTATION, Price, PriceError, parse_prices
 from quota.core.model import (
     BorrowWithinCohort,
@@ -66,10 +69,10 @@ INT32 = (-(2**31), 2**31 - 1)
 _CQ_SPEC = (
     "resourceGroups", "cohort", "cohortName", "queueingStrategy", "namespaceSelector",
     "flavorFungibility", "preemption", "admissionChecks", "admissionChecksStrategy",
-    "stopPolicy", "fairSharing",
+    "stopPolicy", "fairSharing", "admissionScope",
 )  # fmt: skip
 # Real Kueue fields whose meaning Berth does not implement: refuse rather than ignore.
-_CQ_UNSUPPORTED = ("admissionScope", "excludeResourcePrefixes")
+_CQ_UNSUPPORTED = ("excludeResourcePrefixes",)
 _QUOTA_FIELDS = ("name", "nominalQuota", "borrowingLimit", "lendingLimit")
 
 
@@ -135,7 +138,32 @@ def read_cluster_queue(top: Field, meta: Meta) -> ClusterQueue:
         stop_policy=spec.enum("stopPolicy", StopPolicy) or StopPolicy.NONE,
         fair_sharing_weight=_weight(spec),
         admission_checks=read_check_rules(spec),
+        usage_based_admission=_admission_scope(spec),
+        min_runtime=_min_runtime(top, meta),
     )
+
+
+def _admission_scope(spec: Field) -> bool:
+    scope = spec.obj("admissionScope", known=("admissionMode",))
+    mode = scope.string("admissionMode")
+    if mode and mode not in (USAGE_BASED, "NoAdmissionFairSharing"):
+        scope.child("admissionMode").problem(
+            f"must be {USAGE_BASED} or NoAdmissionFairSharing, got {mode!r}")
+    return mode == USAGE_BASED
+
+
+def _min_runtime(top: Field, meta: Meta) -> timedelta | None:
+    """``berth.dev/min-runtime``: how long a workload runs before it may be preempted."""
+    text = meta.annotations.get(MIN_RUNTIME_ANNOTATION)
+    if text is None:
+        return None
+    try:
+        return parse_grace(text)
+    except ValueError as exc:
+        message = str(exc).replace("the 7 days a victim may keep its quota",
+                                   "7 days, the longest minimum runtime")
+        Field(top.sink, f"metadata.annotations[{MIN_RUNTIME_ANNOTATION}]").problem(message)
+        return None
 
 
 def read_cohort(top: Field, meta: Meta) -> Cohort:
@@ -151,20 +179,22 @@ def read_cohort(top: Field, meta: Meta) -> Cohort:
 
 def read_local_queue(top: Field, meta: Meta) -> LocalQueue:
     spec = top.obj(
-        "spec", required=True, known=("clusterQueue", "stopPolicy"), unsupported=("fairSharing",)
+        "spec", required=True, known=("clusterQueue", "stopPolicy", "fairSharing")
     )
     return LocalQueue(
         namespace=meta.namespace,
         name=meta.name,
         cluster_queue=spec.string("clusterQueue", required=True, check=dns_name) or "",
         stop_policy=spec.enum("stopPolicy", StopPolicy) or StopPolicy.NONE,
+        fair_sharing_weight=_weight(spec),
     )
 
 
 def read_priority_class(top: Field, meta: Meta) -> PriorityClass:
     value = top.integer("value", required=True, minimum=INT32[0], maximum=INT32[1])
     return PriorityClass(
-        name=meta.name, value=value or 0, description=top.string("description") or ""
+        name=meta.name, value=value or 0, description=top.string("description") or "",
+        min_runtime=_min_runtime(top, meta),
     )
 
 

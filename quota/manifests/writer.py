@@ -8,8 +8,10 @@ and Kueue users recognise it. Every setting is written out, defaults included, s
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import timedelta
 
 from quota.core.checks import AdmissionCheck, ProvisioningRequestConfig
+from quota.core.fairness import MIN_RUNTIME_ANNOTATION, USAGE_BASED
 from quota.core.metering import PRICE_ANNOTATION, format_prices
 from quota.core.model import (
     ClusterQueue,
@@ -44,7 +46,9 @@ def to_manifest(obj: Model) -> dict[str, object]:
         header = _header("ResourceFlavor", obj.name, annotations=notes)
         return header | {"spec": _flavor_spec(obj)}
     if isinstance(obj, ClusterQueue):
-        return _header("ClusterQueue", obj.name) | {"spec": _cluster_queue_spec(obj)}
+        notes = _min_runtime(obj.min_runtime)
+        return _header("ClusterQueue", obj.name, annotations=notes) | {
+            "spec": _cluster_queue_spec(obj)}
     if isinstance(obj, Cohort):
         spec: dict[str, object] = {}
         if obj.parent is not None:
@@ -55,10 +59,13 @@ def to_manifest(obj: Model) -> dict[str, object]:
     if isinstance(obj, LocalQueue):
         out = _header("LocalQueue", obj.name)
         out["metadata"] = {"name": obj.name, "namespace": obj.namespace}
-        out["spec"] = {"clusterQueue": obj.cluster_queue, "stopPolicy": obj.stop_policy.value}
+        out["spec"] = {"clusterQueue": obj.cluster_queue, "stopPolicy": obj.stop_policy.value,
+                       "fairSharing": {"weight": format_quantity(obj.fair_sharing_weight)}}
         return out
     if isinstance(obj, PriorityClass):
-        out = _header("WorkloadPriorityClass", obj.name) | {"value": obj.value}
+        notes = _min_runtime(obj.min_runtime)
+        out = _header("WorkloadPriorityClass", obj.name, annotations=notes) | {
+            "value": obj.value}
         if obj.description:
             out["description"] = obj.description
         return out
@@ -130,6 +137,8 @@ def _cluster_queue_spec(queue: ClusterQueue) -> dict[str, object]:
         "fairSharing": {"weight": format_quantity(queue.fair_sharing_weight)},
     }
     spec |= check_rules_manifest(queue.admission_checks)
+    if queue.usage_based_admission:
+        spec["admissionScope"] = {"admissionMode": USAGE_BASED}
     spec["resourceGroups"] = _resource_groups(queue.resource_groups)
     return spec
 
@@ -176,3 +185,14 @@ def _node(node: Node) -> dict[str, object]:
             for c in node.conditions
         ]
     return out | {"spec": spec, "status": status}
+
+
+def _min_runtime(runtime: timedelta | None) -> dict[str, str]:
+    """The ``berth.dev/min-runtime`` annotation as ``parse_grace`` reads it back."""
+    if runtime is None:
+        return {}
+    total = int(runtime.total_seconds())
+    hours, rest = divmod(total, 3600)
+    minutes, seconds = divmod(rest, 60)
+    text = "".join(f"{n}{unit}" for n, unit in ((hours, "h"), (minutes, "m"), (seconds, "s")) if n)
+    return {MIN_RUNTIME_ANNOTATION: text or "0s"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from hypothesis import strategies as st
@@ -111,6 +112,10 @@ def _quota(draw: st.DrawFn, resource: str, has_parent: bool) -> ResourceQuota:
     return ResourceQuota(resource, nominal, borrowing, lending)
 
 
+# berth.dev/min-runtime: whole seconds, at most 7 days (what the annotation takes).
+min_runtimes = st.none() | st.integers(1, 7 * 86400).map(lambda s: timedelta(seconds=s))
+
+
 @st.composite
 def cluster_queues(draw: st.DrawFn) -> ClusterQueue:
     cohort = draw(st.none() | names)
@@ -138,6 +143,8 @@ def cluster_queues(draw: st.DrawFn) -> ClusterQueue:
             CheckRule(name, tuple(draw(st.lists(names, max_size=2, unique=True))))
             for name in draw(st.lists(names, max_size=2, unique=True))
         ),
+        usage_based_admission=draw(st.booleans()),
+        min_runtime=draw(min_runtimes),
     )
 
 
@@ -180,8 +187,8 @@ resource_flavors = st.builds(
     st.none() | names,
     min_priority=st.none() | INT32,
 )
-local_queues = st.builds(LocalQueue, names, names, names, _enum(StopPolicy))
-priority_classes = st.builds(PriorityClass, names, INT32, prose)
+local_queues = st.builds(LocalQueue, names, names, names, _enum(StopPolicy), milli)
+priority_classes = st.builds(PriorityClass, names, INT32, prose, min_runtimes)
 topologies = st.builds(
     Topology, names, st.lists(label_keys, min_size=1, max_size=4, unique=True).map(tuple)
 )

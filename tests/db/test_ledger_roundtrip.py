@@ -120,6 +120,7 @@ fungibilities = st.builds(
     FlavorFungibility, st.sampled_from(WhenCanBorrow), st.sampled_from(WhenCanPreempt)
 )
 conditions = st.builds(NodeCondition, names, st.sampled_from(["True", "False"]), text, text)
+min_runtimes = st.none() | st.integers(1, 7 * 86400).map(lambda s: timedelta(seconds=s))
 KINDS = [
     st.builds(
         ResourceFlavor, names, labels, _small_tuples(taints), _small_tuples(tolerations),
@@ -137,10 +138,12 @@ KINDS = [
         st.sampled_from(StopPolicy),
         milli,
         _small_tuples(st.builds(CheckRule, names, _small_tuples(names))),
+        st.booleans(),
+        min_runtimes,
     ),
     st.builds(Cohort, names, st.none() | names, resource_groups(), milli),
-    st.builds(LocalQueue, names, names, names, st.sampled_from(StopPolicy)),
-    st.builds(PriorityClass, names, int64, text),
+    st.builds(LocalQueue, names, names, names, st.sampled_from(StopPolicy), milli),
+    st.builds(PriorityClass, names, int64, text, min_runtimes),
     st.builds(Namespace, names, labels),
     st.builds(Topology, names, _small_tuples(names)),
     st.builds(

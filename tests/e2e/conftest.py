@@ -40,9 +40,9 @@ class Berth:
             input=stdin, capture_output=True, text=True, env=self.env, cwd=REPO, timeout=120,
         )
 
-    def serve(self) -> subprocess.Popen[str]:
+    def serve(self, *flags: str) -> subprocess.Popen[str]:
         process = subprocess.Popen(
-            [sys.executable, "-m", "berth", "serve", "--port", str(self.port)],
+            [sys.executable, "-m", "berth", "serve", "--port", str(self.port), *flags],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=self.env, cwd=REPO,
         )
         self.servers.append(process)

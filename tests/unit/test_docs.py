@@ -22,8 +22,8 @@ from admission.simulate.output import to_dict
 from admission.simulate.run import simulate
 from admission.simulate.scenario import _DELETE_KEYS, _STEP_KEYS, _TOP_KEYS, parse_scenario
 from api.app import create_app
-from quota.core.errors import InvalidInput
 from quota.core.reasons import EvictionReason, PreemptionCause, WaitReason
+from quota.manifests.configuration import KEYS as CONFIG_KEYS
 
 DOCS = REPO / "docs"
 PAGES = sorted(DOCS.glob("*.md"))
@@ -115,22 +115,16 @@ def test_every_scenario_key_the_parser_takes_is_documented_and_nothing_else_is(
     assert sorted(_documented_keys(heading)) == sorted(accepted)
 
 
+def test_every_config_key_the_parser_takes_is_documented_and_nothing_else_is() -> None:
+    accepted = [f"{section}.{key}" for section, keys in CONFIG_KEYS.items() for key in keys]
+    assert sorted(_documented_keys("The config block")) == sorted(accepted)
+
+
 def test_the_delete_event_documents_its_fields() -> None:
     row = next(r for r in _rows(_section("scenario.md", "Step keys")) if r[0] == "`delete`")
     assert f"{{{', '.join(_DELETE_KEYS)}}}" in row[1]
 
 
-_MINIMAL = "objects: []\nsteps:\n  - at: 0s\n"
-
-
-@pytest.mark.parametrize("row", _rows(_section("scenario.md", "What Berth does not support (yet)")),
-                         ids=lambda row: _code(row[0]))  # fmt: skip
-def test_a_key_documented_as_unsupported_is_refused_by_name(row: list[str]) -> None:
-    key, where = _code(row[0]), row[1]
-    text = f"{key}: {{}}\n{_MINIMAL}" if where == "top level" else f"{_MINIMAL}    {key}: []\n"
-    with pytest.raises(InvalidInput) as refused:
-        parse_scenario(text, "doc.yaml")
-    assert any(p.field.endswith(key) and "unknown" in p.message for p in refused.value.problems)
 
 
 def test_the_scenario_example_runs_as_its_output_example_says() -> None:

@@ -23,6 +23,7 @@ from berth import settings
 from berth.cli.main import main
 from berth.serve import kube_settings, runner_config
 from berth.settings import SETTINGS, Settings, SettingsError
+from quota.core.fairness import FINAL, INITIAL, AdmissionFairSharing, Fairness
 from quota.core.node_health import DEFAULT_DEVICE_RESOURCES, HealthThresholds
 from quota.core.pods_ready import RequeuingTimestamp
 
@@ -111,6 +112,11 @@ OVERRIDES = [
     pytest.param("BERTH_SIMULATE_TIME_LIMIT", "2.5", "simulation.time_limit", 2.5, id="simulations stop sooner"),
     pytest.param("BERTH_SIMULATE_CONCURRENCY", "4", "simulation.concurrency", 4, id="more simulations at once"),
     pytest.param("BERTH_FAIR_SHARING", "true", "fair_sharing.enable", True, id="fair sharing on"),
+    pytest.param("BERTH_FAIR_SHARING_STRATEGIES", "LessThanInitialShare", "fair_sharing.strategies", (INITIAL,), id="only Kueue's second strategy"),
+    pytest.param("BERTH_FAIR_SHARING_HALF_LIFE", "72h", "fair_sharing.memory_half_life", timedelta(hours=72), id="fair sharing remembers three days"),
+    pytest.param("BERTH_ADMISSION_FAIR_SHARING_HALF_LIFE", "168h", "fair_sharing.admission_half_life", timedelta(hours=168), id="admission fair sharing with a week's half-life"),
+    pytest.param("BERTH_ADMISSION_FAIR_SHARING_SAMPLING", "1m", "fair_sharing.admission_sampling", timedelta(minutes=1), id="usage read every minute"),
+    pytest.param("BERTH_ADMISSION_FAIR_SHARING_WEIGHTS", "cpu=2,memory=500m", "fair_sharing.admission_weights", {"cpu": 2000, "memory": 500}, id="CPU weighs twice, memory half"),
     pytest.param("BERTH_WAIT_FOR_PODS_READY", "true", "pods_ready.enable", True, id="waitForPodsReady on"),
     pytest.param("BERTH_PODS_READY_TIMEOUT", "10m", "pods_ready.timeout", timedelta(minutes=10), id="a longer pods-ready timeout"),
     pytest.param("BERTH_PODS_READY_BLOCK_ADMISSION", "true", "pods_ready.block_admission", True, id="admission waits for readiness"),
@@ -125,9 +131,18 @@ OVERRIDES = [
 ]  # fmt: skip
 
 
+# What a setting needs beside it to be taken (the rest stand alone).
+NEEDS = {
+    "BERTH_FAIR_SHARING_HALF_LIFE": {"BERTH_FAIR_SHARING": "true"},
+    "BERTH_ADMISSION_FAIR_SHARING_SAMPLING": {"BERTH_ADMISSION_FAIR_SHARING_HALF_LIFE": "1h"},
+    "BERTH_ADMISSION_FAIR_SHARING_WEIGHTS": {"BERTH_ADMISSION_FAIR_SHARING_HALF_LIFE": "1h"},
+}
+
+
 @pytest.mark.parametrize(("variable", "text", "path", "value"), OVERRIDES)
 def test_a_variable_sets_its_leaf(variable: str, text: str, path: str, value: object) -> None:
-    assert at(settings.load(env={variable: text}), path) == value
+    env = {**NEEDS.get(variable, {}), variable: text}
+    assert at(settings.load(env=env), path) == value
 
 
 def test_every_variable_has_an_override_row() -> None:
@@ -143,7 +158,7 @@ def test_the_settings_file_sets_the_same_leaves(
         pytest.skip(f"{variable} is a variable only")
     if not text.strip() and not setting.blank:
         pytest.skip("a blank variable is unset; a file says so by leaving the key out")
-    env = written(tmp_path, nested(setting.key, text))
+    env = {**NEEDS.get(variable, {}), **written(tmp_path, nested(setting.key, text))}
     assert at(settings.load(env=env), path) == value
 
 
@@ -225,6 +240,12 @@ BAD = [
     pytest.param("env", "BERTH_SIMULATE_CONCURRENCY", "0", "whole number of simulations (1 or more)", id="no simulations at all"),
     pytest.param("env", "BERTH_FAIR_SHARING", "yes", "not true or false", id="fair sharing is true or false"),
     pytest.param("file", "BERTH_FAIR_SHARING", "sometimes", "not true or false", id="fair sharing in the file likewise"),
+    pytest.param("file", "BERTH_FAIR_SHARING_STRATEGIES", ["LessThanInitialShare", "LessThanOrEqualToFinalShare"], "is not one of Kueue's accepted lists", id="the strategies in the wrong order"),
+    pytest.param("env", "BERTH_FAIR_SHARING_STRATEGIES", "LessThanFinalShare", "unknown strategy 'LessThanFinalShare'", id="a misspelt strategy"),
+    pytest.param("env", "BERTH_FAIR_SHARING_HALF_LIFE", "0s", "must be longer than 0s", id="memory without a half-life"),
+    pytest.param("env", "BERTH_ADMISSION_FAIR_SHARING_HALF_LIFE", "a week", "is not a duration", id="a half-life in words"),
+    pytest.param("file", "BERTH_ADMISSION_FAIR_SHARING_SAMPLING", "0s", "must be longer than 0s", id="sampling never"),
+    pytest.param("file", "BERTH_ADMISSION_FAIR_SHARING_WEIGHTS", {"cpu": "-1"}, "cpu: must not be negative", id="a negative resource weight"),
     pytest.param("env", "BERTH_WAIT_FOR_PODS_READY", "on", "not true or false", id="waitForPodsReady is true or false"),
     pytest.param("file", "BERTH_PODS_READY_BLOCK_ADMISSION", "yes", "not true or false", id="blockAdmission is true or false"),
     pytest.param("env", "BERTH_PODS_READY_RECOVERY_TIMEOUT", "-1m", "is not a duration", id="a negative recovery timeout"),
@@ -275,10 +296,11 @@ def test_a_bad_flag_is_refused_naming_the_flag_and_its_variable() -> None:
     [
         pytest.param("http: {prot: 8000}\n", "http.prot is not a setting", id="a misspelt key"),
         pytest.param("queueing: {enable: true}\n", "queueing.enable is not a setting", id="an unknown section"),
-        pytest.param(
-            "fairSharing:\n  enable: true\n  preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]\n",
-            "LessThanInitialShare is not implemented", id="Kueue's preemption strategies are refused with the reason",
-        ),
+        pytest.param("resources: {excludeResourcePrefixes: []}\n", "resources.excludeResourcePrefixes is not a setting", id="a Kueue field Berth does not implement"),
+        pytest.param("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing: {enable: true}\n",
+                     "fairSharing.enable: not a v1beta2 field", id="v1beta2 has no fairSharing.enable"),
+        pytest.param("apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n", "expected kind Configuration",
+                     id="a manifest is not a settings file"),
         pytest.param("loop: {crashAt: after-commit}\n", "loop.crashAt is not a setting", id="the crash hook is not a file setting"),
         pytest.param("- http\n", "expected a mapping of sections", id="a list, not a mapping"),
         pytest.param("http: {port: [1\n", "while parsing", id="YAML that does not parse"),
@@ -464,3 +486,44 @@ def test_no_module_but_settings_reads_a_berth_variable() -> None:
         for where in _reads_berth_variables(path.read_text())
     ]
     assert readers == []
+
+
+@pytest.mark.parametrize(
+    ("text", "fairness"),
+    [
+        pytest.param("fairSharing: {enable: true}\n", Fairness(True, (FINAL, INITIAL)),
+                     id="fair sharing on takes both strategies, Kueue's default"),
+        pytest.param("fairSharing:\n  enable: true\n  preemptionStrategies: [LessThanOrEqualToFinalShare]\n",
+                     Fairness(True, (FINAL,)), id="Kueue's configuration as written, one strategy"),
+        pytest.param("admissionFairSharing: {usageHalfLifeTime: 168h, usageSamplingInterval: 5m, resourceWeights: {cpu: 2.0, memory: 1.0}}\n",
+                     Fairness(admission=AdmissionFairSharing(timedelta(hours=168), timedelta(minutes=5), {"cpu": 2000, "memory": 1000})),
+                     id="Kueue's admission fair sharing example"),
+        pytest.param("fairSharing: {enable: true}\nberth: {fairSharingHalfLife: 72h}\n",
+                     Fairness(True, memory_half_life=timedelta(hours=72)), id="fair sharing with memory"),
+    ],
+)  # fmt: skip
+def test_the_settings_file_takes_kueues_fair_sharing_fields(
+    tmp_path: Path, text: str, fairness: Fairness
+) -> None:
+    path = tmp_path / "berth.yaml"
+    path.write_text(text)
+    assert settings.load(env={"BERTH_CONFIG": str(path)}).fair_sharing.fairness() == fairness
+
+
+@pytest.mark.parametrize(
+    ("env", "variable", "words"),
+    [
+        pytest.param({"BERTH_FAIR_SHARING_HALF_LIFE": "72h"}, "BERTH_FAIR_SHARING_HALF_LIFE",
+                     "needs fair sharing on", id="memory without fair sharing"),
+        pytest.param({"BERTH_ADMISSION_FAIR_SHARING_SAMPLING": "1m"},
+                     "BERTH_ADMISSION_FAIR_SHARING_HALF_LIFE", "required with the other",
+                     id="a sampling interval without a half-life"),
+    ],
+)  # fmt: skip
+def test_fair_sharing_settings_that_need_another_are_refused(
+    env: dict[str, str], variable: str, words: str
+) -> None:
+    with pytest.raises(SettingsError) as refused:
+        settings.load(env=env)
+    assert refused.value.field == variable
+    assert words in refused.value.message

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from admission.simulate.config import read_config
+from admission.simulate.scenario import parse_scenario
 from quota.core.pods_ready import DISABLED, PodsReadyPolicy, RequeuingTimestamp
 
 READ = [
@@ -35,8 +36,8 @@ def test_reads_wait_for_pods_ready(raw: Any, policy: PodsReadyPolicy) -> None:
 
 
 BAD = [
-    pytest.param({"fairSharing": {"enable": True}}, "config.fairSharing", "unknown key",
-                 id="another Kueue section is refused by name"),
+    pytest.param({"resources": {"transformations": []}}, "config.resources", "unknown key",
+                 id="a Kueue section Berth does not read is refused by name"),
     pytest.param({"waitForPodsReady": {"enable": "yes"}}, "config.waitForPodsReady.enable",
                  "true or false", id="enable is a boolean"),
     pytest.param({"waitForPodsReady": {"timeout": "5 minutes"}},
@@ -64,3 +65,11 @@ def test_refuses_bad_config_naming_the_field(raw: Any, field: str, message: str)
     problems: list[tuple[str, str]] = []
     read_config(raw, lambda f, m: problems.append((f, m)))
     assert any(f == field and message in m for f, m in problems), problems
+
+
+def test_pods_ready_and_fair_sharing_share_the_config_block() -> None:
+    text = ("config:\n  waitForPodsReady: {enable: true, timeout: 5m}\n"
+            "  fairSharing: {enable: true}\n  berth: {fairSharingHalfLife: 72h}\nsteps: []\n")
+    parsed = parse_scenario(text, "both.yaml")
+    assert parsed.pods_ready.enable and parsed.fairness.enable
+    assert parsed.fairness.memory_half_life == timedelta(hours=72)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -151,8 +152,8 @@ _ERRORS = [
     case(cluster_queue(cohort="org", resourceGroups=[TYPO]),
          CQ, f"{QUOTA_0}.borowingLimit", "did you mean 'borrowingLimit'?",
          id="misspelt field is refused, not ignored"),
-    case(cluster_queue(admissionScope={"admissionMode": "UsageBasedAdmissionFairSharing"}),
-         CQ, "spec.admissionScope", "not supported by Berth",
+    case(cluster_queue(excludeResourcePrefixes=["example.com/"]),
+         CQ, "spec.excludeResourcePrefixes", "not supported by Berth",
          id="Kueue field Berth does not implement"),
     case(cluster_queue(admissionChecks=["prov"],
                        admissionChecksStrategy={"admissionChecks": [{"name": "other"}]}),
@@ -186,6 +187,27 @@ _ERRORS = [
     case(cluster_queue(fairSharing={"weight": "-1"}),
          CQ, "spec.fairSharing.weight", "must not be negative, got -1",
          id="negative fair sharing weight"),
+    case(cluster_queue(admissionScope={"admissionMode": "Usage"}),
+         CQ, "spec.admissionScope.admissionMode", "must be UsageBasedAdmissionFairSharing",
+         id="an unknown admission mode"),
+    case(cluster_queue(admissionScope={"admissionMode": "UsageBasedAdmissionFairSharing",
+                                       "weight": 1}),
+         CQ, "spec.admissionScope.weight", "unknown field", id="admissionScope holds the mode only"),
+    case({**cluster_queue(), "metadata": {"name": "team-a",
+                                          "annotations": {"berth.dev/min-runtime": "soon"}}},
+         CQ, "metadata.annotations[berth.dev/min-runtime]", "is not a duration",
+         id="a min-runtime that is not a duration"),
+    case(obj("WorkloadPriorityClass", "batch", value=1,
+             metadata={"name": "batch", "annotations": {"berth.dev/min-runtime": "8d"}}),
+         "WorkloadPriorityClass/batch", "metadata.annotations[berth.dev/min-runtime]",
+         "is not a duration", id="days are not a min-runtime unit"),
+    case(obj("WorkloadPriorityClass", "batch", value=1,
+             metadata={"name": "batch", "annotations": {"berth.dev/min-runtime": "200h"}}),
+         "WorkloadPriorityClass/batch", "metadata.annotations[berth.dev/min-runtime]",
+         "longer than 7 days, the longest minimum runtime", id="a min-runtime over a week"),
+    case(local_queue(fairSharing={"weight": "-2"}),
+         "LocalQueue/llm/main", "spec.fairSharing.weight", "must not be negative",
+         id="a negative LocalQueue weight"),
     case(cluster_queue(cohort="a", cohortName="b"),
          CQ, "spec.cohortName", "disagrees with cohort",
          id="v1beta1 and v1beta2 cohort spellings that disagree"),
@@ -438,6 +460,15 @@ def test_flavor_fungibility_spellings(
 )
 def test_namespace_selector(spec: dict[str, Any], selector: LabelSelector | None) -> None:
     assert parse_one(cluster_queue(**spec)).namespace_selector == selector
+
+
+def test_fair_sharing_fields_read_back_from_their_manifest() -> None:
+    queue = parse_one({**cluster_queue(admissionScope={
+        "admissionMode": "UsageBasedAdmissionFairSharing"}), "metadata": {
+        "name": "team-a", "annotations": {"berth.dev/min-runtime": "1h30m"}}})
+    assert (queue.usage_based_admission, queue.min_runtime) == (True, timedelta(minutes=90))
+    assert parse_one(local_queue(fairSharing={"weight": "2"})).fair_sharing_weight == 2000
+    assert parse_one(cluster_queue()).min_runtime is None
 
 
 def test_fair_sharing_weight_is_a_quantity_in_milli_units() -> None:
