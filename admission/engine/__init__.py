@@ -7,7 +7,8 @@ In reading order:
 - ``workload``: who holds quota, how much, validity, grace.
 - ``checks``: what blocks a workload before any quota is measured.
 - ``queues``: pending queues in order, each workload's least request, the quota caps.
-- ``flavors``: flavor assignment per pod set.
+- ``flavors``: flavor assignment per pod set; partial admission's pod set reducer.
+- ``fungible``: which flavor a workload short of quota takes where victims decide it.
 - ``node_room``, ``capacity``, ``topology``, ``node_limits``: one node's room; which
   nodes a flavor has, where pods go; topology domains; the pods no node can ever hold.
 - ``candidates``, ``preemption``: victim candidates and the smallest victim set.

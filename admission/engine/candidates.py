@@ -152,8 +152,9 @@ class FailedSearches:
         # key -> (priority, created, amounts) of each failed search
         self.failures: dict[tuple[str, int, tuple[FlavorResource, ...]],
                             list[tuple[int, datetime, tuple[int, ...]]]] = {}
-        # (queue, shape id, pool version) -> (priority, created) of the last failure
-        self.by_shape: dict[tuple[str, int, int], tuple[int, datetime]] = {}
+        # (queue, shape id, pool version, part) -> (priority, created) of the last failure;
+        # ``part``: which flavors' slots were searched, when not the whole verdict's.
+        self.by_shape: dict[tuple[str, int, int, object], tuple[int, datetime]] = {}
 
     def _key(self, cq: ClusterQueue,
              usage: Mapping[FlavorResource, int]) -> tuple[str, int, tuple[FlavorResource, ...]]:
@@ -161,7 +162,7 @@ class FailedSearches:
 
     def add(self, cq: ClusterQueue, workload: Workload,
             usage: Mapping[FlavorResource, int], shape: int | None = None, *,
-            by_amount: bool = True) -> None:
+            by_amount: bool = True, part: object = None) -> None:
         """Record a failed search; ``by_amount=False`` for one that also had to place
         pods, which proves nothing for other shapes needing as much quota (sixteen 1-GPU
         pods may place where one 16-GPU pod cannot)."""
@@ -170,17 +171,23 @@ class FailedSearches:
             self.failures.setdefault(self._key(cq, usage), []).append(
                 (workload.priority, workload.created_at, amounts))
         if shape is not None:
-            state = (cq.name, shape, self.tree.version(cq.name))
+            state = (cq.name, shape, self.tree.version(cq.name), part)
             self.by_shape[state] = (workload.priority, workload.created_at)
+
+    def shape_failed(self, cq: ClusterQueue, workload: Workload, shape: int,
+                     part: object = None) -> bool:
+        """Whether an earlier workload of this shape, in this pool state, found nothing
+        (for ``part``) with every candidate ``workload`` could have."""
+        last = self.by_shape.get((cq.name, shape, self.tree.version(cq.name), part))
+        newer = cq.preemption.within_cluster_queue is _NEWER_EQUAL
+        return last is not None and _covers(last[0], last[1], workload, newer)
 
     def known(self, cq: ClusterQueue, workload: Workload,
               usage: Mapping[FlavorResource, int], shape: int | None = None) -> bool:
         """Whether an earlier search in the same pool state already proves none exists."""
+        if shape is not None and self.shape_failed(cq, workload, shape):
+            return True
         newer = cq.preemption.within_cluster_queue is _NEWER_EQUAL
-        if shape is not None:
-            last = self.by_shape.get((cq.name, shape, self.tree.version(cq.name)))
-            if last is not None and _covers(last[0], last[1], workload, newer):
-                return True
         failures = self.failures.get(self._key(cq, usage))
         if not failures:
             return False

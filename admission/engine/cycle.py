@@ -27,6 +27,7 @@ from admission.engine.cycle_memo import CycleMemo
 from admission.engine.cycle_reasons import WaitReasons
 from admission.engine.fairshare import dominant_share
 from admission.engine.flavors import Assigner, Mode, Plan, partial_plan
+from admission.engine.fungible import Walked, walk
 from admission.engine.preemption import Search, Victim, Wanted, can_preempt, find_victims
 from admission.engine.queues import Entry, entry
 from admission.engine.quick_filter import QuickFilter
@@ -91,8 +92,8 @@ class _Cycle:
         # Admitted in this cycle, or chosen as victims: no later search may pick them.
         self.protected: set[str] = set()
         self.failed = FailedSearches(self.tree)
-        # (queue, shape, pool version) no partial admission fits
-        self.no_partial: set[tuple[str, int, int]] = set()
+        # Per (queue, shape, pool version): no partial admission fits, nor by preempting.
+        self.no_partial = FailedSearches(self.tree)
         self.why = WaitReasons(self.queues, self.tree, self.holdings, self.memo,
                                self.assigner, self.capacity)
         self.search = Search(self.tree, self.queues, self.holdings, self.protected,
@@ -270,13 +271,16 @@ class _Cycle:
     def _decide(self, cq: ClusterQueue, workload: Workload, outcome: Outcome,
                 shape_id: int) -> bool:
         """Admit, preempt for, or park ``workload``; True when it waits at the head."""
-        mode, usage = outcome.mode, outcome.usage
         roomless = False
         if self.why.oversized(cq, workload, shape_id):
             # No node can ever hold one of its pods: no victims, and it blocks nobody.
             # Its reasons are written after the pass, with the quota's.
             self.waiting[workload.key] = Waiting(cq.name, [], quota=True)
             return False
+        walked = self._walk(cq, workload, outcome, shape_id)
+        if walked is not None:
+            outcome = walked.outcome
+        mode, usage = outcome.mode, outcome.usage
         if mode is Mode.FIT:
             if self.capacity is None:  # quota alone decides: the verdict's flavors suffice
                 admission = self.memo.verdict(cq, workload, shape_id).admission(
@@ -290,19 +294,30 @@ class _Cycle:
         # Short of quota, or (FIT) of free nodes: evict what the policy allows, if that
         # lets it be admitted and placed.
         if mode is not Mode.NO_FIT:
-            victims = self._victims(cq, workload, usage, shape_id)
+            if walked is not None and walked.known:
+                victims = walked.victims
+                if not victims:
+                    self.failed.add(cq, workload, usage, shape_id, by_amount=False)
+            else:
+                victims = self._victims(cq, workload, usage, shape_id)
             if victims:
-                return self._preempt(cq, workload, victims)
+                return self._preempt(cq, workload, victims,
+                                     outcome if walked is not None else None, shape_id)
         if roomless:  # its reason is written after the pass, like a quota reason
             self.filter.short.add(cq.name)
             self.waiting[workload.key] = self.filter.parking(cq.name)
             return True
-        state = (cq.name, shape_id, self.tree.version(cq.name))
-        if state not in self.no_partial:
-            partial = partial_plan(self.assigner, cq, workload)
-            if partial is not None and self._grant(workload, partial):
-                return False
-            self.no_partial.add(state)
+        if not self.no_partial.shape_failed(cq, workload, shape_id):
+            partial = partial_plan(self.assigner, cq, workload,
+                                   lambda plan: self._plan_victims(cq, workload, plan))
+            if partial is not None:
+                plan, found = partial
+                if found:
+                    counts = {p.name: p.count for p in plan.pod_sets}
+                    return self._preempt(cq, workload, found, counts=counts)
+                if self._grant(workload, plan):
+                    return False
+            self.no_partial.add(cq, workload, {}, shape_id, by_amount=False)
         if mode is Mode.FIT:  # the quota fits, the nodes do not
             self.filter.short.add(cq.name)
             plan = self.memo.plan(cq, workload, shape_id)
@@ -312,6 +327,33 @@ class _Cycle:
         # state the workload waits in, and one evaluation then serves every equal shape.
         self.waiting[workload.key] = Waiting(cq.name, [], quota=True)
         return mode is Mode.PREEMPT
+
+    def _walk(self, cq: ClusterQueue, workload: Workload, outcome: Outcome,
+              shape_id: int) -> Walked | None:
+        """Where victims decide a PREEMPT outcome's flavor (Kueue's fungibility with
+        preemption), the outcome with them known; None when the verdict stands. Only
+        without nodes: a node-backed flavor's room is the plan's to judge."""
+        if outcome.mode is not Mode.PREEMPT or self.capacity is not None:
+            return None
+        verdict = self.memo.verdict(cq, workload, shape_id)
+        if not verdict.fungible or self.failed.shape_failed(cq, workload, shape_id):
+            return None
+        searchable = self._may_search(self.tree.root(cq.name)) and (
+            can_preempt(cq) or self._any_evicting(cq))
+        if not searchable and verdict.preempt_next:
+            return None  # every flavor lacks victims alike: the verdict's ranking stands
+
+        def oracle(usage: Usage) -> tuple[Victim, ...] | None:
+            part = tuple(usage.items())
+            if not searchable or self.failed.shape_failed(cq, workload, shape_id, part) or (
+                    self.failed.known(cq, workload, usage)):
+                return None
+            victims = find_victims(self.search, cq, workload, Wanted(cq.name, usage))
+            if not victims:
+                self.failed.add(cq, workload, usage, shape_id, part=part)
+            return victims
+
+        return walk(verdict, self.tree, cq.name, oracle, self.holdings.usage)
 
     def _victims(self, cq: ClusterQueue, workload: Workload, usage: Usage,
                  shape_id: int) -> tuple[Victim, ...] | None:
@@ -338,6 +380,26 @@ class _Cycle:
             # A failure to place proves nothing about other shapes of equal quota.
             self.failed.add(cq, workload, wanted.usage, shape_id,
                             by_amount=wanted.placeable is None)
+        return victims
+
+    def _plan_victims(self, cq: ClusterQueue, workload: Workload,
+                      plan: Plan) -> tuple[Victim, ...] | None:
+        """The victims whose eviction lets ``plan`` (fewer pods) be admitted, or None."""
+        if not self._may_search(self.tree.root(cq.name)) or not (
+                can_preempt(cq) or self._any_evicting(cq)):
+            return None
+        if self.failed.known(cq, workload, plan.usage):
+            return None
+        wanted = Wanted(cq.name, plan.usage)
+        capacity = self.capacity
+        if capacity is not None:
+            pods = demands(workload, plan.pod_sets)
+            if any(capacity.limits(names) for _, _, names in pods):
+                wanted = Wanted(cq.name, plan.usage,
+                                lambda keys: capacity.places_without(keys, pods))
+        victims = find_victims(self.search, cq, workload, wanted)
+        if not victims:
+            self.failed.add(cq, workload, wanted.usage, by_amount=wanted.placeable is None)
         return victims
 
     def _any_evicting(self, cq: ClusterQueue) -> bool:
@@ -371,7 +433,9 @@ class _Cycle:
         if self.capacity is not None:
             self.capacity.release(key)
 
-    def _preempt(self, cq: ClusterQueue, workload: Workload, victims: Sequence[Victim]) -> bool:
+    def _preempt(self, cq: ClusterQueue, workload: Workload, victims: Sequence[Victim],
+                 walked: Outcome | None = None, shape_id: int = 0,
+                 counts: Mapping[str, int] | None = None) -> bool:
         waiting_on: list[str] = []
         deadline: datetime | None = None
         root = self.tree.root(cq.name)
@@ -401,8 +465,16 @@ class _Cycle:
                 victim.workload, state=WorkloadState.EVICTING, evicted_at=self.now), usage)
             waiting_on.append(key)
             deadline = max(deadline, self.now + grace) if deadline else self.now + grace
+        if not waiting_on and walked is not None:
+            # The flavors the victims were chosen for, not the verdict's first choice.
+            admission = self.memo.verdict(cq, workload, shape_id).admission(
+                cq.name, workload, walked.picks)
+            borrows = any(self.tree.usage(cq.name, fr) + amount > self.tree.nominal(cq.name, fr)
+                          for fr, amount in walked.usage.items())
+            self._admit_as(cq.name, workload, admission, walked.usage, borrows)
+            return False
         if not waiting_on:
-            plan = self.assigner.assign(cq, workload)
+            plan = self.assigner.assign(cq, workload, counts)
             if plan.mode is Mode.FIT:
                 if self._grant(workload, plan):
                     return False

@@ -43,6 +43,9 @@ class _NoFailures(FailedSearches):
     def known(self, *args: object, **kwargs: object) -> bool:
         return False
 
+    def shape_failed(self, *args: object, **kwargs: object) -> bool:
+        return False
+
 
 class _Plain(_Cycle):
     """The cycle without its shortcuts: the reference the optimised one must equal."""
