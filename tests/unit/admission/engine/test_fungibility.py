@@ -12,6 +12,8 @@ from admission.engine import cycle
 from admission.engine.cycle import run_cycle
 from admission.engine.types import CycleResult
 from quota.core.model import (
+    BorrowWithinCohort,
+    BorrowWithinCohortPolicy,
     FlavorFungibility,
     Preemption,
     ReclaimWithinCohort,
@@ -22,7 +24,9 @@ from quota.core.model import (
 LOWER = WithinClusterQueue.LOWER_PRIORITY
 STOP = FlavorFungibility(when_can_preempt=WhenCanPreempt.MAY_STOP_SEARCH)
 NEXT = FlavorFungibility(when_can_preempt=WhenCanPreempt.TRY_NEXT_FLAVOR)
-BOTH = Preemption(within_cluster_queue=LOWER, reclaim_within_cohort=ReclaimWithinCohort.ANY)
+RECLAIMING = Preemption(within_cluster_queue=LOWER,
+                        reclaim_within_cohort=ReclaimWithinCohort.LOWER_PRIORITY,
+                        borrow_within_cohort=BorrowWithinCohort(BorrowWithinCohortPolicy.LOWER_PRIORITY))
 
 
 def decided(result: CycleResult) -> tuple[dict[str, str], list[str]]:
@@ -46,13 +50,16 @@ CASES = [
         id="MayStopSearch: a flavor with victims is taken, the free one after it is not tried"),
     pytest.param(
         [cq("a", {"one": {GPU: 8}, "two": {GPU: 8}}, fungibility=NEXT, cohort="c",
-            preemption=BOTH),
+            preemption=RECLAIMING),
          cq("b", {"one": {GPU: 0}, "two": {GPU: 0}}, cohort="c"),
+         cq("d", {"one": {GPU: 0}, "two": {GPU: 8}}, cohort="c"),
          admitted(wl("mine", {GPU: 8}), "a", "one"),
+         admitted(wl("kept", {GPU: 4}, priority=9), "a", "two"),
          admitted(wl("lent", {GPU: 8}, ns="b"), "b", "two"),
          wl("high", {GPU: 8}, priority=5)],
         {"a/high": "two"}, ["b/lent"],
-        id="TryNextFlavor: reclaiming lent quota ranks above preempting in the own queue"),
+        id="TryNextFlavor: reclaiming from a borrower ranks above preempting in the own "
+           "queue, even while borrowing"),
     pytest.param(
         [cq("a", {"one": {GPU: 10}, "two": {GPU: 10}}, fungibility=NEXT, cohort="c",
             preemption=Preemption(within_cluster_queue=LOWER)),
