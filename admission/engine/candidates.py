@@ -23,10 +23,11 @@ from quota.core.workload import Workload, WorkloadState
 _NEWER_EQUAL = WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY
 
 
-# Per (pool, slots, priority, policy flags): (pool version, evicting changes) when
+# Per (pool, slots, priority, policy flags): (the slots' versions, evicting changes) when
 # computed, what every candidate queue of the pool could free per slot, and the queues
 # counted with their share, so one queue's bound is the pool's minus its own part.
-ReachMemo = dict[tuple[object, ...], tuple[tuple[int, int], list[int], dict[str, list[int]]]]
+ReachMemo = dict[tuple[object, ...],
+                 tuple[tuple[tuple[int, ...], int], list[int], dict[str, list[int]]]]
 
 
 def reach(tree: QuotaTree, holdings: Holdings, protected: Set[str],
@@ -41,7 +42,8 @@ def reach(tree: QuotaTree, holdings: Holdings, protected: Set[str],
     with the same few priorities and slots thousands of times a cycle."""
     key = (tree.root(cq), tuple(frs), None if everything or not lower else priority,
            everything, lower)
-    stamp = (tree.version(cq), holdings.evicting_changes)
+    # Only the slots asked about: what another flavor's admissions change is not read.
+    stamp = (tree.slot_versions(cq, frs), holdings.evicting_changes)
     found = pools.get(key)
     if found is None or found[0] != stamp:
         found = pools[key] = (stamp, *_pool_reach(tree, holdings, protected, memo, cq, frs,

@@ -26,7 +26,7 @@ from admission.engine.collector import collector_paused
 from admission.engine.cycle_memo import CycleMemo
 from admission.engine.cycle_reasons import WaitReasons
 from admission.engine.fairshare import dominant_share
-from admission.engine.flavors import Assigner, Mode, Plan, partial_plan
+from admission.engine.flavors import Assigner, Mode, Plan, flexible, partial_plan
 from admission.engine.fungible import Walked, walk
 from admission.engine.preemption import Search, Victim, Wanted, can_preempt, find_victims
 from admission.engine.queues import Entry, entry
@@ -277,9 +277,13 @@ class _Cycle:
             # Its reasons are written after the pass, with the quota's.
             self.waiting[workload.key] = Waiting(cq.name, [], quota=True)
             return False
-        walked = self._walk(cq, workload, outcome, shape_id)
+        walked = None
+        if outcome.mode is Mode.PREEMPT and self.capacity is None:
+            walked = self._walk(cq, workload, outcome, shape_id)
         if walked is not None:
             outcome = walked.outcome
+            if outcome.mode is Mode.FIT:  # another flavor fits: its queue is not short
+                self.filter.short.discard(cq.name)
         mode, usage = outcome.mode, outcome.usage
         if mode is Mode.FIT:
             if self.capacity is None:  # quota alone decides: the verdict's flavors suffice
@@ -296,7 +300,7 @@ class _Cycle:
         if mode is not Mode.NO_FIT:
             if walked is not None and walked.known:
                 victims = walked.victims
-                if not victims:
+                if not victims and walked.searched:
                     self.failed.add(cq, workload, usage, shape_id, by_amount=False)
             else:
                 victims = self._victims(cq, workload, usage, shape_id)
@@ -307,7 +311,7 @@ class _Cycle:
             self.filter.short.add(cq.name)
             self.waiting[workload.key] = self.filter.parking(cq.name)
             return True
-        if not self.no_partial.shape_failed(cq, workload, shape_id):
+        if flexible(workload) and not self.no_partial.shape_failed(cq, workload, shape_id):
             partial = partial_plan(self.assigner, cq, workload,
                                    lambda plan: self._plan_victims(cq, workload, plan))
             if partial is not None:
@@ -330,14 +334,14 @@ class _Cycle:
 
     def _walk(self, cq: ClusterQueue, workload: Workload, outcome: Outcome,
               shape_id: int) -> Walked | None:
-        """Where victims decide a PREEMPT outcome's flavor (Kueue's fungibility with
-        preemption), the outcome with them known; None when the verdict stands. Only
-        without nodes: a node-backed flavor's room is the plan's to judge."""
-        if outcome.mode is not Mode.PREEMPT or self.capacity is not None:
-            return None
+        """Where victims decide a PREEMPT ``outcome``'s flavor (Kueue's fungibility with
+        preemption), the outcome with them known; None when the verdict stands. Called
+        only without nodes: a node-backed flavor's room is the plan's to judge."""
         verdict = self.memo.verdict(cq, workload, shape_id)
-        if not verdict.fungible or self.failed.shape_failed(cq, workload, shape_id):
+        if not verdict.fungible:
             return None
+        if self.failed.shape_failed(cq, workload, shape_id):
+            return Walked(outcome, True, None, searched=False)  # its like found none
         searchable = self._may_search(self.tree.root(cq.name)) and (
             can_preempt(cq) or self._any_evicting(cq))
         if not searchable and verdict.preempt_next:

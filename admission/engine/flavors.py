@@ -297,6 +297,15 @@ class Assigner:
         return FlavorTry(flavor, None, tuple(checks), mode, borrows)
 
 
+def flexible(workload: Workload) -> bool:
+    """Whether some pod set of ``workload`` allows fewer pods (partial admission)."""
+    for pod_set in workload.pod_sets:
+        least = pod_set.min_count
+        if least is not None and least < pod_set.count:
+            return True
+    return False
+
+
 def partial_plan(
     assigner: Assigner, cq: ClusterQueue, workload: Workload,
     preempt: Callable[[Plan], T | None] | None = None,

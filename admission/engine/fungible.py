@@ -48,6 +48,7 @@ class Walked(NamedTuple):
     outcome: Outcome
     known: bool  # ``victims`` is the search's answer for ``outcome.usage``
     victims: tuple[Victim, ...] | None
+    searched: bool = True  # False: known from an earlier failure, not searched now
 
 
 class _Pick(NamedTuple):
