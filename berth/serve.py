@@ -31,7 +31,7 @@ from api.deps import AppContext
 from api.metrics import observe_cycle
 from berth import settings
 from berth.database import Database
-from berth.demo.stream import run_demo
+from berth.demo.live import run_demo
 from berth.readiness import ReadinessCheck
 from berth.settings import SettingsError
 from quota.ledger.notify import ChangeListener

@@ -27,7 +27,7 @@ from admission.engine.cycle_memo import CycleMemo
 from admission.engine.cycle_reasons import WaitReasons
 from admission.engine.fairshare import dominant_share
 from admission.engine.flavors import Assigner, Mode, Plan, flexible, partial_plan
-from admission.engine.fungible import Walked, walk
+from admission.engine.fungible import Walked, searcher, walk
 from admission.engine.preemption import Search, Victim, Wanted, can_preempt, find_victims
 from admission.engine.queues import Entry, entry
 from admission.engine.quick_filter import QuickFilter
@@ -305,8 +305,8 @@ class _Cycle:
             else:
                 victims = self._victims(cq, workload, usage, shape_id)
             if victims:
-                return self._preempt(cq, workload, victims,
-                                     outcome if walked is not None else None, shape_id)
+                return self._preempt(cq, workload, victims, shape_id,
+                                     outcome if walked is not None else None)
         if roomless:  # its reason is written after the pass, like a quota reason
             self.filter.short.add(cq.name)
             self.waiting[workload.key] = self.filter.parking(cq.name)
@@ -318,7 +318,7 @@ class _Cycle:
                 plan, found = partial
                 if found:
                     counts = {p.name: p.count for p in plan.pod_sets}
-                    return self._preempt(cq, workload, found, counts=counts)
+                    return self._preempt(cq, workload, found, shape_id, counts=counts)
                 if self._grant(workload, plan):
                     return False
             self.no_partial.add(cq, workload, {}, shape_id, by_amount=False)
@@ -342,39 +342,42 @@ class _Cycle:
             return None
         if self.failed.shape_failed(cq, workload, shape_id):
             return Walked(outcome, True, None, searched=False)  # its like found none
-        searchable = self._may_search(self.tree.root(cq.name)) and (
-            can_preempt(cq) or self._any_evicting(cq))
+        searchable = self._searchable(cq)
         if not searchable and verdict.preempt_next:
             return None  # every flavor lacks victims alike: the verdict's ranking stands
 
-        def oracle(usage: Usage) -> tuple[Victim, ...] | None:
-            part = tuple(usage.items())
-            if not searchable or self.failed.shape_failed(cq, workload, shape_id, part) or (
-                    self.failed.known(cq, workload, usage)):
-                return None
-            victims = find_victims(self.search, cq, workload, Wanted(cq.name, usage))
-            if not victims:
-                self.failed.add(cq, workload, usage, shape_id, part=part)
-            return victims
-
+        oracle = searcher(self.search, self.failed, cq, workload, shape_id, searchable)
         return walk(verdict, self.tree, cq.name, oracle, self.holdings.usage)
+
+    def _searchable(self, cq: ClusterQueue) -> bool:
+        """Whether a victim search for ``cq`` could find anyone at all."""
+        return self._may_search(self.tree.root(cq.name)) and (
+            can_preempt(cq) or self._any_evicting(cq))
 
     def _victims(self, cq: ClusterQueue, workload: Workload, usage: Usage,
                  shape_id: int) -> tuple[Victim, ...] | None:
         """The victims whose eviction lets ``workload`` be admitted (and, where its flavors
         have nodes, placed), or None. Failures are cached by shape and pool state: in a
         full cohort most pending workloads repeat a few shapes, and nothing changes."""
-        if not self._may_search(self.tree.root(cq.name)) or not (
-                can_preempt(cq) or self._any_evicting(cq)):
-            return None
         # Known failures first, by the verdict's usage (a plan's differs only in FIT mode,
         # which no failure of quota alone can cover): most searches end here.
-        if self.failed.known(cq, workload, usage, shape_id):
+        if not self._searchable(cq) or self.failed.known(cq, workload, usage, shape_id):
             return None
+        plan = None if self.capacity is None else self.memo.plan(cq, workload, shape_id)
+        return self._search(cq, workload, usage, plan, shape_id)
+
+    def _plan_victims(self, cq: ClusterQueue, workload: Workload,
+                      plan: Plan) -> tuple[Victim, ...] | None:
+        """The victims whose eviction lets ``plan`` (fewer pods) be admitted, or None."""
+        if not self._searchable(cq) or self.failed.known(cq, workload, plan.usage):
+            return None
+        return self._search(cq, workload, plan.usage, plan, None)
+
+    def _search(self, cq: ClusterQueue, workload: Workload, usage: Usage, plan: Plan | None,
+                shape_id: int | None) -> tuple[Victim, ...] | None:
         wanted = Wanted(cq.name, usage)
         capacity = self.capacity
-        if capacity is not None:
-            plan = self.memo.plan(cq, workload, shape_id)
+        if capacity is not None and plan is not None:
             pods = demands(workload, plan.pod_sets)
             if any(capacity.limits(names) for _, _, names in pods):
                 wanted = Wanted(cq.name, plan.usage,
@@ -384,26 +387,6 @@ class _Cycle:
             # A failure to place proves nothing about other shapes of equal quota.
             self.failed.add(cq, workload, wanted.usage, shape_id,
                             by_amount=wanted.placeable is None)
-        return victims
-
-    def _plan_victims(self, cq: ClusterQueue, workload: Workload,
-                      plan: Plan) -> tuple[Victim, ...] | None:
-        """The victims whose eviction lets ``plan`` (fewer pods) be admitted, or None."""
-        if not self._may_search(self.tree.root(cq.name)) or not (
-                can_preempt(cq) or self._any_evicting(cq)):
-            return None
-        if self.failed.known(cq, workload, plan.usage):
-            return None
-        wanted = Wanted(cq.name, plan.usage)
-        capacity = self.capacity
-        if capacity is not None:
-            pods = demands(workload, plan.pod_sets)
-            if any(capacity.limits(names) for _, _, names in pods):
-                wanted = Wanted(cq.name, plan.usage,
-                                lambda keys: capacity.places_without(keys, pods))
-        victims = find_victims(self.search, cq, workload, wanted)
-        if not victims:
-            self.failed.add(cq, workload, wanted.usage, by_amount=wanted.placeable is None)
         return victims
 
     def _any_evicting(self, cq: ClusterQueue) -> bool:
@@ -438,8 +421,11 @@ class _Cycle:
             self.capacity.release(key)
 
     def _preempt(self, cq: ClusterQueue, workload: Workload, victims: Sequence[Victim],
-                 walked: Outcome | None = None, shape_id: int = 0,
+                 shape_id: int, walked: Outcome | None = None,
                  counts: Mapping[str, int] | None = None) -> bool:
+        """Evict ``victims`` for ``workload``, admitting it at once when none is still
+        checkpointing: in ``walked``'s flavors when the victims chose them, at ``counts``
+        pods when a partial admission did."""
         waiting_on: list[str] = []
         deadline: datetime | None = None
         root = self.tree.root(cq.name)
@@ -484,8 +470,13 @@ class _Cycle:
                     return False
                 self.waiting[workload.key] = self.why.no_room(cq, workload, plan)
                 return True
-        # What it waits for is spoken for: no later preemptor in this cycle counts on it.
+        # What it waits for is spoken for: no later preemptor in this cycle counts on it,
+        # and no later workload takes the free nodes it will need beside its victims'.
         self.protected.update(waiting_on)
+        if self.capacity is not None:
+            plan = (self.memo.plan(cq, workload, shape_id) if counts is None
+                    else self.assigner.assign(cq, workload, counts))
+            self.capacity.reserve(workload.key, waiting_on, demands(workload, plan.pod_sets))
         found = [reasons.waiting_for_preempted(sorted(waiting_on), deadline)]
         self.waiting[workload.key] = Waiting(cq.name, found)
         return True

@@ -24,10 +24,13 @@ from collections.abc import Callable, Mapping
 from enum import IntEnum
 from typing import NamedTuple
 
+from admission.engine.candidates import FailedSearches
 from admission.engine.flavors import Mode
-from admission.engine.preemption import Victim
+from admission.engine.preemption import Search, Victim, Wanted, find_victims
 from admission.engine.verdict import Outcome, Verdict, VerdictTry
+from quota.core.model import ClusterQueue
 from quota.core.tree import FlavorResource, QuotaTree
+from quota.core.workload import Workload
 
 # The victims that let the workload take these slots, or None when no allowed set does.
 Oracle = Callable[[Mapping[FlavorResource, int]], tuple[Victim, ...] | None]
@@ -62,6 +65,24 @@ class _Pick(NamedTuple):
     @property
     def rank(self) -> tuple[int, bool]:
         return (self.kind, not self.borrows)
+
+
+def searcher(search: Search, failed: FailedSearches, cq: ClusterQueue, workload: Workload,
+             shape: int, searchable: bool) -> Oracle:
+    """The oracle a cycle walks with: failures remembered per shape and flavor slots (and
+    by amount), so an equal or harder search in the same pool state is not run again."""
+
+    def oracle(usage: Mapping[FlavorResource, int]) -> tuple[Victim, ...] | None:
+        part = tuple(usage.items())
+        if not searchable or failed.shape_failed(cq, workload, shape, part) or (
+                failed.known(cq, workload, usage)):
+            return None
+        victims = find_victims(search, cq, workload, Wanted(cq.name, usage))
+        if not victims:
+            failed.add(cq, workload, usage, shape, part=part)
+        return victims
+
+    return oracle
 
 
 def kind_of(victims: tuple[Victim, ...] | None, cq: str) -> Kind:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from builders.engine import GPU, T0, admitted, cq, snapshot, wl
 
-from admission.engine import cycle
+from admission.engine import cycle, fungible
 from admission.engine.cycle import run_cycle
 from admission.engine.types import CycleResult
 from quota.core.model import (
@@ -103,6 +103,7 @@ def test_the_victims_found_while_choosing_are_evicted_without_a_second_search(
         return real(*args)
 
     monkeypatch.setattr(cycle, "find_victims", counted)
+    monkeypatch.setattr(fungible, "find_victims", counted)
     objects = [cq("a", {"one": {GPU: 8}, "two": {GPU: 8}}, fungibility=STOP,
                   preemption=Preemption(within_cluster_queue=LOWER)),
                admitted(wl("low", {GPU: 8}), "a", "one"), wl("high", {GPU: 8}, priority=5)]
