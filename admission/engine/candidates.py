@@ -152,45 +152,53 @@ class FailedSearches:
     def __init__(self, tree: QuotaTree) -> None:
         self.tree = tree
         # key -> (priority, created, amounts) of each failed search
-        self.failures: dict[tuple[str, int, tuple[FlavorResource, ...]],
+        self.failures: dict[tuple[str, object, tuple[FlavorResource, ...]],
                             list[tuple[int, datetime, tuple[int, ...]]]] = {}
-        # (queue, shape id, pool version, part) -> (priority, created) of the last failure;
+        # (queue, shape id, pool state, part) -> (priority, created) of the last failure;
         # ``part``: which flavors' slots were searched, when not the whole verdict's.
-        self.by_shape: dict[tuple[str, int, int, object], tuple[int, datetime]] = {}
+        self.by_shape: dict[tuple[str, int, object, object], tuple[int, datetime]] = {}
 
-    def _key(self, cq: ClusterQueue,
-             usage: Mapping[FlavorResource, int]) -> tuple[str, int, tuple[FlavorResource, ...]]:
-        return (cq.name, self.tree.version(cq.name), tuple(sorted(usage)))
+    def _state(self, cq: ClusterQueue, stamp: object) -> object:
+        """The pool version, or the caller's ``stamp`` of a narrower state (only the
+        searched slots' versions, for a search that reads no other slot)."""
+        return self.tree.version(cq.name) if stamp is None else stamp
+
+    def _key(self, cq: ClusterQueue, usage: Mapping[FlavorResource, int],
+             stamp: object = None) -> tuple[str, object, tuple[FlavorResource, ...]]:
+        return (cq.name, self._state(cq, stamp), tuple(sorted(usage)))
 
     def add(self, cq: ClusterQueue, workload: Workload,
             usage: Mapping[FlavorResource, int], shape: int | None = None, *,
-            by_amount: bool = True, part: object = None) -> None:
+            by_amount: bool = True, part: object = None, stamp: object = None) -> None:
         """Record a failed search; ``by_amount=False`` for one that also had to place
         pods, which proves nothing for other shapes needing as much quota (sixteen 1-GPU
-        pods may place where one 16-GPU pod cannot)."""
+        pods may place where one 16-GPU pod cannot). ``stamp``: the searched slots' state
+        (see ``_state``), for the amounts and for a shape's ``part``."""
         if by_amount:
             amounts = tuple(usage[fr] for fr in sorted(usage))
-            self.failures.setdefault(self._key(cq, usage), []).append(
+            self.failures.setdefault(self._key(cq, usage, stamp), []).append(
                 (workload.priority, workload.created_at, amounts))
         if shape is not None:
-            state = (cq.name, shape, self.tree.version(cq.name), part)
+            state = (cq.name, shape, self._state(cq, stamp if part is not None else None),
+                     part)
             self.by_shape[state] = (workload.priority, workload.created_at)
 
     def shape_failed(self, cq: ClusterQueue, workload: Workload, shape: int,
-                     part: object = None) -> bool:
+                     part: object = None, stamp: object = None) -> bool:
         """Whether an earlier workload of this shape, in this pool state, found nothing
         (for ``part``) with every candidate ``workload`` could have."""
-        last = self.by_shape.get((cq.name, shape, self.tree.version(cq.name), part))
+        last = self.by_shape.get((cq.name, shape, self._state(cq, stamp), part))
         newer = cq.preemption.within_cluster_queue is _NEWER_EQUAL
         return last is not None and _covers(last[0], last[1], workload, newer)
 
     def known(self, cq: ClusterQueue, workload: Workload,
-              usage: Mapping[FlavorResource, int], shape: int | None = None) -> bool:
+              usage: Mapping[FlavorResource, int], shape: int | None = None,
+              stamp: object = None) -> bool:
         """Whether an earlier search in the same pool state already proves none exists."""
         if shape is not None and self.shape_failed(cq, workload, shape):
             return True
         newer = cq.preemption.within_cluster_queue is _NEWER_EQUAL
-        failures = self.failures.get(self._key(cq, usage))
+        failures = self.failures.get(self._key(cq, usage, stamp))
         if not failures:
             return False
         amounts = tuple(usage[fr] for fr in sorted(usage))

@@ -27,7 +27,7 @@ from admission.engine.cycle_memo import CycleMemo
 from admission.engine.cycle_reasons import WaitReasons
 from admission.engine.fairshare import dominant_share
 from admission.engine.flavors import Assigner, Mode, Plan, flexible, partial_plan
-from admission.engine.fungible import Walked, searcher, walk
+from admission.engine.fungible import Walked, searcher, slots_stamp, walk
 from admission.engine.preemption import Search, Victim, Wanted, can_preempt, find_victims
 from admission.engine.queues import Entry, entry
 from admission.engine.quick_filter import QuickFilter
@@ -361,7 +361,8 @@ class _Cycle:
         full cohort most pending workloads repeat a few shapes, and nothing changes."""
         # Known failures first, by the verdict's usage (a plan's differs only in FIT mode,
         # which no failure of quota alone can cover): most searches end here.
-        if not self._searchable(cq) or self.failed.known(cq, workload, usage, shape_id):
+        if not self._searchable(cq) or self.failed.known(
+                cq, workload, usage, shape_id, stamp=self._stamp(cq, usage)):
             return None
         plan = None if self.capacity is None else self.memo.plan(cq, workload, shape_id)
         return self._search(cq, workload, usage, plan, shape_id)
@@ -369,7 +370,8 @@ class _Cycle:
     def _plan_victims(self, cq: ClusterQueue, workload: Workload,
                       plan: Plan) -> tuple[Victim, ...] | None:
         """The victims whose eviction lets ``plan`` (fewer pods) be admitted, or None."""
-        if not self._searchable(cq) or self.failed.known(cq, workload, plan.usage):
+        if not self._searchable(cq) or self.failed.known(
+                cq, workload, plan.usage, stamp=self._stamp(cq, plan.usage)):
             return None
         return self._search(cq, workload, plan.usage, plan, None)
 
@@ -386,8 +388,14 @@ class _Cycle:
         if not victims:
             # A failure to place proves nothing about other shapes of equal quota.
             self.failed.add(cq, workload, wanted.usage, shape_id,
-                            by_amount=wanted.placeable is None)
+                            by_amount=wanted.placeable is None,
+                            stamp=self._stamp(cq, wanted.usage))
         return victims
+
+    def _stamp(self, cq: ClusterQueue, usage: Usage) -> object:
+        """What a failed search for ``usage`` is remembered by (``slots_stamp``); with
+        nodes, the pool version: the nodes' state is not in the slots'."""
+        return None if self.capacity is not None else slots_stamp(self.search, cq.name, usage)
 
     def _any_evicting(self, cq: ClusterQueue) -> bool:
         return any(self.holdings.evicting.get(name) for name in self.tree.members(cq.name))

@@ -67,19 +67,33 @@ class _Pick(NamedTuple):
         return (self.kind, not self.borrows)
 
 
+def slots_stamp(search: Search, cq: str, usage: Mapping[FlavorResource, int]) -> object:
+    """The state a quota-only victim search for ``usage`` reads, without fair sharing:
+    its slots' versions (their usage, holders, borrowers); another flavor's admissions
+    leave its answer standing. (A holder turns evicting in a cycle only as a victim, and
+    victims are protected: fewer candidates, the failure stands.) None (the pool
+    version) otherwise."""
+    if search.fair_sharing:
+        return None
+    return search.tree.slot_versions(cq, sorted(usage))
+
+
 def searcher(search: Search, failed: FailedSearches, cq: ClusterQueue, workload: Workload,
              shape: int, searchable: bool) -> Oracle:
     """The oracle a cycle walks with: failures remembered per shape and flavor slots (and
     by amount), so an equal or harder search in the same pool state is not run again."""
 
     def oracle(usage: Mapping[FlavorResource, int]) -> tuple[Victim, ...] | None:
+        if not searchable:
+            return None
         part = tuple(usage.items())
-        if not searchable or failed.shape_failed(cq, workload, shape, part) or (
-                failed.known(cq, workload, usage)):
+        stamp = slots_stamp(search, cq.name, usage)
+        if failed.shape_failed(cq, workload, shape, part, stamp) or (
+                failed.known(cq, workload, usage, stamp=stamp)):
             return None
         victims = find_victims(search, cq, workload, Wanted(cq.name, usage))
         if not victims:
-            failed.add(cq, workload, usage, shape, part=part)
+            failed.add(cq, workload, usage, shape, part=part, stamp=stamp)
         return victims
 
     return oracle
