@@ -105,6 +105,7 @@ def admission_loop(
         sessions,
         actuator,
         fair_sharing=config.fair_sharing.enable,
+        pods_ready=config.pods_ready,
         crash=config.loop.crash_hook(),
     )
 
@@ -144,6 +145,7 @@ def kube_settings(config: settings.Settings, **knobs: Any) -> KubeSettings:
         taint_nodes=kube.taint_nodes,
         health=config.health.thresholds,
         device_error_exit_codes=config.health.device_error_exit_codes,
+        pods_ready=config.pods_ready.enable,
         **knobs,
     )
 

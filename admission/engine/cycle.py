@@ -27,7 +27,8 @@ from admission.engine.cycle_memo import CycleMemo
 from admission.engine.cycle_reasons import WaitReasons
 from admission.engine.fairshare import dominant_share
 from admission.engine.flavors import Assigner, Mode, Plan, flexible, partial_plan
-from admission.engine.fungible import Walked, searcher, slots_stamp, walk
+from admission.engine.fungible import slots_stamp, walk_outcome
+from admission.engine.pods_ready import unready_holder
 from admission.engine.preemption import Search, Victim, Wanted, can_preempt, find_victims
 from admission.engine.queues import Entry, entry
 from admission.engine.quick_filter import QuickFilter
@@ -94,6 +95,11 @@ class _Cycle:
         self.failed = FailedSearches(self.tree)
         # Per (queue, shape, pool version): no partial admission fits, nor by preempting.
         self.no_partial = FailedSearches(self.tree)
+        # blockAdmission: the admitted workload whose pods are not all Ready yet, if any;
+        # while there is one, nothing is admitted (and, once one is, nothing more).
+        policy = snapshot.pods_ready
+        self.blocking_ready = policy.enable and policy.block_admission
+        self.unready = unready_holder(snapshot.workloads) if self.blocking_ready else None
         self.why = WaitReasons(self.queues, self.tree, self.holdings, self.memo,
                                self.assigner, self.capacity)
         self.search = Search(self.tree, self.queues, self.holdings, self.protected,
@@ -176,6 +182,11 @@ class _Cycle:
                 self._hold(key, workload)
                 continue
             assert target is not None  # clear: the LocalQueue names a ClusterQueue
+            until = workload.requeue_at
+            if until is not None and until > self.now:  # backing off after PodsReadyTimeout
+                self.waiting[key] = Waiting(
+                    target, [reasons.pods_ready_backoff(until, workload.requeue_count)])
+                continue
             queued.setdefault(target, []).append(found)
         for entries in queued.values():
             entries.sort()
@@ -204,6 +215,9 @@ class _Cycle:
         for name in sorted(queued):
             push(heap, (_optimistic(queued[name][0]), False, name))
         while heap:
+            if self.unready is not None:
+                self._wait_ready(queued, index, [name for _, _, name in heap])
+                return
             key, requeued, name = pop(heap)
             cq = self.queues[name]
             mine = queued[name]
@@ -279,7 +293,10 @@ class _Cycle:
             return False
         walked = None
         if outcome.mode is Mode.PREEMPT and self.capacity is None:
-            walked = self._walk(cq, workload, outcome, shape_id)
+            # Victims may decide the flavor; a node-backed flavor's room is the plan's.
+            walked = walk_outcome(self.memo.verdict(cq, workload, shape_id), outcome,
+                                  self.search, self.failed, cq, workload, shape_id,
+                                  lambda: self._searchable(cq))
         if walked is not None:
             outcome = walked.outcome
             if outcome.mode is Mode.FIT:  # another flavor fits: its queue is not short
@@ -313,7 +330,8 @@ class _Cycle:
             return True
         if flexible(workload) and not self.no_partial.shape_failed(cq, workload, shape_id):
             partial = partial_plan(self.assigner, cq, workload,
-                                   lambda plan: self._plan_victims(cq, workload, plan))
+                                   lambda plan: self._victims(cq, workload, plan.usage,
+                                                              shape_id, plan))
             if partial is not None:
                 plan, found = partial
                 if found:
@@ -332,54 +350,26 @@ class _Cycle:
         self.waiting[workload.key] = Waiting(cq.name, [], quota=True)
         return mode is Mode.PREEMPT
 
-    def _walk(self, cq: ClusterQueue, workload: Workload, outcome: Outcome,
-              shape_id: int) -> Walked | None:
-        """Where victims decide a PREEMPT ``outcome``'s flavor (Kueue's fungibility with
-        preemption), the outcome with them known; None when the verdict stands. Called
-        only without nodes: a node-backed flavor's room is the plan's to judge."""
-        verdict = self.memo.verdict(cq, workload, shape_id)
-        if not verdict.fungible:
-            return None
-        if self.failed.shape_failed(cq, workload, shape_id):
-            return Walked(outcome, True, None, searched=False)  # its like found none
-        searchable = self._searchable(cq)
-        if not searchable and verdict.preempt_next:
-            return None  # every flavor lacks victims alike: the verdict's ranking stands
-
-        oracle = searcher(self.search, self.failed, cq, workload, shape_id, searchable)
-        return walk(verdict, self.tree, cq.name, oracle, self.holdings.usage)
-
     def _searchable(self, cq: ClusterQueue) -> bool:
         """Whether a victim search for ``cq`` could find anyone at all."""
         return self._may_search(self.tree.root(cq.name)) and (
             can_preempt(cq) or self._any_evicting(cq))
 
-    def _victims(self, cq: ClusterQueue, workload: Workload, usage: Usage,
-                 shape_id: int) -> tuple[Victim, ...] | None:
+    def _victims(self, cq: ClusterQueue, workload: Workload, usage: Usage, shape_id: int,
+                 partial: Plan | None = None) -> tuple[Victim, ...] | None:
         """The victims whose eviction lets ``workload`` be admitted (and, where its flavors
-        have nodes, placed), or None. Failures are cached by shape and pool state: in a
-        full cohort most pending workloads repeat a few shapes, and nothing changes."""
+        have nodes, placed), or None; ``partial``: at that plan's fewer pods. Failures are
+        cached by shape and pool state: in a full cohort most pending workloads repeat a
+        few shapes, and nothing changes."""
+        shape = shape_id if partial is None else None  # fewer pods: not the shape's answer
         # Known failures first, by the verdict's usage (a plan's differs only in FIT mode,
         # which no failure of quota alone can cover): most searches end here.
         if not self._searchable(cq) or self.failed.known(
-                cq, workload, usage, shape_id, stamp=self._stamp(cq, usage)):
+                cq, workload, usage, shape, stamp=self._stamp(cq, usage)):
             return None
-        plan = None if self.capacity is None else self.memo.plan(cq, workload, shape_id)
-        return self._search(cq, workload, usage, plan, shape_id)
-
-    def _plan_victims(self, cq: ClusterQueue, workload: Workload,
-                      plan: Plan) -> tuple[Victim, ...] | None:
-        """The victims whose eviction lets ``plan`` (fewer pods) be admitted, or None."""
-        if not self._searchable(cq) or self.failed.known(
-                cq, workload, plan.usage, stamp=self._stamp(cq, plan.usage)):
-            return None
-        return self._search(cq, workload, plan.usage, plan, None)
-
-    def _search(self, cq: ClusterQueue, workload: Workload, usage: Usage, plan: Plan | None,
-                shape_id: int | None) -> tuple[Victim, ...] | None:
-        wanted = Wanted(cq.name, usage)
-        capacity = self.capacity
-        if capacity is not None and plan is not None:
+        wanted, capacity = Wanted(cq.name, usage), self.capacity
+        if capacity is not None:
+            plan = partial or self.memo.plan(cq, workload, shape_id)
             pods = demands(workload, plan.pod_sets)
             if any(capacity.limits(names) for _, _, names in pods):
                 wanted = Wanted(cq.name, plan.usage,
@@ -387,7 +377,7 @@ class _Cycle:
         victims = find_victims(self.search, cq, workload, wanted)
         if not victims:
             # A failure to place proves nothing about other shapes of equal quota.
-            self.failed.add(cq, workload, wanted.usage, shape_id,
+            self.failed.add(cq, workload, wanted.usage, shape,
                             by_amount=wanted.placeable is None,
                             stamp=self._stamp(cq, wanted.usage))
         return victims
@@ -423,6 +413,17 @@ class _Cycle:
         self.holdings.add(cq, admitted, dict(usage))
         self.protected.add(workload.key)
         self.admitted.append(AdmissionDecision(workload.key, admission, borrows))
+        if self.blocking_ready:
+            self.unready = workload.key  # its pods start now: the rest waits for them
+
+    def _wait_ready(self, queued: dict[str, list[Entry]], index: Mapping[str, int],
+                    names: Sequence[str]) -> None:
+        """blockAdmission: every workload still queued waits for ``self.unready``."""
+        assert self.unready is not None
+        reason = reasons.pods_ready_blocked(self.unready)
+        for name in sorted(set(names)):
+            for behind in queued[name][index[name]:]:
+                self.waiting[behind.key] = Waiting(name, [reason])
 
     def _release(self, key: str) -> None:
         if self.capacity is not None:

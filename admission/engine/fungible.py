@@ -67,6 +67,23 @@ class _Pick(NamedTuple):
         return (self.kind, not self.borrows)
 
 
+def walk_outcome(verdict: Verdict, outcome: Outcome, search: Search, failed: FailedSearches,
+                 cq: ClusterQueue, workload: Workload, shape: int,
+                 searchable: Callable[[], bool]) -> Walked | None:
+    """A cycle's ``walk`` of a PREEMPT ``outcome``: None when the verdict stands (no rival
+    flavor, or none has victims alike), known-without-victims when an equal shape in this
+    pool state already found none; ``searchable``: whether any victim could be found."""
+    if not verdict.fungible:
+        return None
+    if failed.shape_failed(cq, workload, shape):
+        return Walked(outcome, True, None, searched=False)  # its like found none
+    can = searchable()
+    if not can and verdict.preempt_next:
+        return None  # every flavor lacks victims alike: the verdict's ranking stands
+    oracle = searcher(search, failed, cq, workload, shape, can)
+    return walk(verdict, search.tree, cq.name, oracle, search.holdings.usage)
+
+
 def slots_stamp(search: Search, cq: str, usage: Mapping[FlavorResource, int]) -> object:
     """The state a quota-only victim search for ``usage`` reads, without fair sharing:
     its slots' versions (their usage, holders, borrowers); another flavor's admissions
