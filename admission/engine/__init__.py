@@ -6,6 +6,8 @@ In reading order:
 - ``types``: what goes into one cycle (``Snapshot``) and what comes out (``CycleResult``).
 - ``workload``: who holds quota, how much, validity, grace.
 - ``checks``: what blocks a workload before any quota is measured.
+- ``check_states``: admission checks: reserve quota, admit when every check is Ready,
+  requeue on Retry (with backoff), deactivate on Rejected.
 - ``queues``: pending queues in order, each workload's least request, the quota caps.
 - ``flavors``: flavor assignment per pod set; partial admission's pod set reducer.
 - ``fungible``: which flavor a workload short of quota takes where victims decide it.
@@ -15,9 +17,9 @@ In reading order:
 - ``fairshare``: a ClusterQueue's dominant-resource share.
 - ``verdict``, ``reasons``, ``statuses``: how well a workload fits, its wait reasons as
   data, each waiting workload's verdict and position.
-- ``cycle_memo``, ``quick_filter``, ``cycle_reasons``: what one cycle remembers by shape
-  and pool state; the workloads it parks unevaluated once a queue runs short; the reasons
-  it writes for those left waiting.
+- ``cycle_memo``, ``quick_filter``, ``cycle_reasons``, ``cycle_victims``: what one cycle
+  remembers by shape and pool state; the workloads it parks unevaluated once a queue runs
+  short; the reasons it writes for those left waiting; its victim searches.
 - ``cycle``: one admission cycle, written as named steps.
 - ``node_faults``: which admitted workloads a node fault evicts.
 - ``pods_ready``: which admitted workloads waitForPodsReady evicts (or deactivates), and

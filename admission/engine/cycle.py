@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from admission.engine import reasons, transitions
+from admission.engine import check_states, reasons, transitions
 from admission.engine.candidates import FailedSearches
 from admission.engine.capacity import Capacity, demands
 from admission.engine.checks import (
@@ -25,11 +25,12 @@ from admission.engine.checks import (
 from admission.engine.collector import collector_paused
 from admission.engine.cycle_memo import CycleMemo
 from admission.engine.cycle_reasons import WaitReasons
+from admission.engine.cycle_victims import VictimSearches
 from admission.engine.fairshare import dominant_share
 from admission.engine.flavors import Assigner, Mode, Plan, flexible, partial_plan
-from admission.engine.fungible import slots_stamp, walk_outcome
+from admission.engine.fungible import walk_outcome
 from admission.engine.pods_ready import unready_holder
-from admission.engine.preemption import Search, Victim, Wanted, can_preempt, find_victims
+from admission.engine.preemption import Search, Victim
 from admission.engine.queues import Entry, entry
 from admission.engine.quick_filter import QuickFilter
 from admission.engine.statuses import PendingStatuses, Waiting
@@ -59,6 +60,8 @@ Usage = Mapping[FlavorResource, int]
 # the pending order: (borrows, fair share after admission, -priority, creation, key).
 CohortKey = tuple[bool, int, int, datetime, str]
 
+# Holders a stopped queue or a deactivation drains (an Evicting one is on its way out).
+_DRAINED = frozenset({WorkloadState.ADMITTED, WorkloadState.QUOTA_RESERVED})
 # Reasons worth adding to a workload that is held back anyway: they will not go away alone.
 _PERMANENT = frozenset({WaitReason.NO_MATCHING_FLAVOR, WaitReason.EXCEEDS_MAX_QUOTA})
 
@@ -69,7 +72,7 @@ def run_cycle(snapshot: Snapshot, now: datetime) -> CycleResult:
         return _Cycle(snapshot, now).run()
 
 
-class _Cycle:
+class _Cycle(VictimSearches):
     def __init__(self, snapshot: Snapshot, now: datetime) -> None:
         self.snapshot = snapshot
         self.now = now
@@ -107,6 +110,8 @@ class _Cycle:
         # Most of the snapshot is pending: pick the holders out before sorting them.
         holders = sorted((key, w) for key, w in snapshot.workloads.items()
                          if w.admission is not None and holds_quota(w))
+        # Reservations waiting for admission checks, in key order (few: checks are rare).
+        self.reserved = [key for key, w in holders if w.state is WorkloadState.QUOTA_RESERVED]
         for _, workload in holders:
             assert workload.admission is not None
             cq = workload.admission.cluster_queue
@@ -119,6 +124,7 @@ class _Cycle:
 
     def run(self) -> CycleResult:
         self._drain()
+        self._settle_checks()
         self.open_holders = self._open_holders()
         pending = self._classify()
         self._admit(pending)
@@ -137,7 +143,7 @@ class _Cycle:
         for key in sorted(self.holdings.queue_of):
             cq = self.holdings.queue_of[key]
             workload = self.holdings.by_queue[cq][key]
-            if workload.state is not WorkloadState.ADMITTED:
+            if workload.state not in _DRAINED:
                 continue
             why = drain_reason(self.snapshot, workload, cq)
             if why is not None:
@@ -145,6 +151,36 @@ class _Cycle:
                 self.holdings.remove(key)
                 self._release(key)
                 self.evicted.append(EvictionDecision(key, "", None, cq, why))
+
+    def _settle_checks(self) -> None:
+        """Admit the reservations whose admission checks all passed; evict those a check
+        answered Retry or Rejected; the rest wait for their checks."""
+        for key in self.reserved:
+            cq = self.holdings.queue_of.get(key)
+            if cq is None:  # drained, or its ClusterQueue is gone
+                continue
+            workload = self.holdings.by_queue[cq][key]
+            outcome = check_states.judge(self.snapshot, workload, self.now)
+            assert workload.admission is not None  # it holds quota
+            if outcome.admit:
+                usage = self.holdings.usage[key]
+                self.holdings.remove(key)
+                self.holdings.add(cq, transitions.admitted(workload, workload.admission,
+                                                           self.now), usage)
+                self.admitted.append(AdmissionDecision(key, workload.admission, False,
+                                                       checked=True))
+            elif outcome.reason is not None:
+                self.tree.remove(cq, self.holdings.usage[key])
+                self.holdings.remove(key)
+                self._release(key)
+                check = outcome.check
+                details = {} if check is None else {"check": check.name,
+                                                    "message": check.message}
+                self.evicted.append(EvictionDecision(key, "", None, cq, outcome.reason, details,
+                                                     requeue_at=outcome.requeue_at,
+                                                     check=check))
+            elif outcome.waiting is not None:
+                self.waiting[key] = Waiting(cq, [outcome.waiting])
 
     def _open_holders(self) -> dict[str, int]:
         """Holders a victim search could pick, per pool: those admitted in this cycle or
@@ -174,6 +210,11 @@ class _Cycle:
                 route = routes[lq] = (cq_name, not held and cq_name is not None)
             target, clear = route
             pc = workload.priority_class
+            if clear and workload.requeue_at is not None:  # an admission check's Retry
+                backoff = check_states.backing_off(workload, self.now)
+                if backoff is not None:
+                    self.waiting[key] = Waiting(target, [backoff])
+                    continue
             if not clear or not workload.active or (pc is not None and pc not in classes):
                 self._hold(key, workload)
                 continue
@@ -257,10 +298,6 @@ class _Cycle:
                 continue
             if at < len(mine):
                 push(heap, (_optimistic(mine[at]), False, name))
-
-    def _may_search(self, root: str) -> bool:
-        """Whether a victim search in the pool could find anyone not yet protected."""
-        return bool(self.open_holders.get(root))
 
     def _settled(self, cq: ClusterQueue) -> bool:
         """Whether the quick filter may park workloads of ``cq`` unevaluated: a
@@ -350,46 +387,6 @@ class _Cycle:
         self.waiting[workload.key] = Waiting(cq.name, [], quota=True)
         return mode is Mode.PREEMPT
 
-    def _searchable(self, cq: ClusterQueue) -> bool:
-        """Whether a victim search for ``cq`` could find anyone at all."""
-        return self._may_search(self.tree.root(cq.name)) and (
-            can_preempt(cq) or self._any_evicting(cq))
-
-    def _victims(self, cq: ClusterQueue, workload: Workload, usage: Usage, shape_id: int,
-                 partial: Plan | None = None) -> tuple[Victim, ...] | None:
-        """The victims whose eviction lets ``workload`` be admitted (and, where its flavors
-        have nodes, placed), or None; ``partial``: at that plan's fewer pods. Failures are
-        cached by shape and pool state: in a full cohort most pending workloads repeat a
-        few shapes, and nothing changes."""
-        shape = shape_id if partial is None else None  # fewer pods: not the shape's answer
-        # Known failures first, by the verdict's usage (a plan's differs only in FIT mode,
-        # which no failure of quota alone can cover): most searches end here.
-        if not self._searchable(cq) or self.failed.known(
-                cq, workload, usage, shape, stamp=self._stamp(cq, usage)):
-            return None
-        wanted, capacity = Wanted(cq.name, usage), self.capacity
-        if capacity is not None:
-            plan = partial or self.memo.plan(cq, workload, shape_id)
-            pods = demands(workload, plan.pod_sets)
-            if any(capacity.limits(names) for _, _, names in pods):
-                wanted = Wanted(cq.name, plan.usage,
-                                lambda keys: capacity.places_without(keys, pods))
-        victims = find_victims(self.search, cq, workload, wanted)
-        if not victims:
-            # A failure to place proves nothing about other shapes of equal quota.
-            self.failed.add(cq, workload, wanted.usage, shape,
-                            by_amount=wanted.placeable is None,
-                            stamp=self._stamp(cq, wanted.usage))
-        return victims
-
-    def _stamp(self, cq: ClusterQueue, usage: Usage) -> object:
-        """What a failed search for ``usage`` is remembered by (``slots_stamp``); with
-        nodes, the pool version: the nodes' state is not in the slots'."""
-        return None if self.capacity is not None else slots_stamp(self.search, cq.name, usage)
-
-    def _any_evicting(self, cq: ClusterQueue) -> bool:
-        return any(self.holdings.evicting.get(name) for name in self.tree.members(cq.name))
-
     def _grant(self, workload: Workload, plan: Plan) -> bool:
         """Admit ``workload`` by ``plan``; False when its pods do not fit the nodes."""
         capacity = self.capacity
@@ -409,11 +406,14 @@ class _Cycle:
     def _admit_as(self, cq: str, workload: Workload, admission: Admission,
                   usage: Usage, borrows: bool) -> None:
         self.tree.add(cq, usage)
-        admitted = transitions.admitted(workload, admission, self.now)
+        # A queue with admission checks for these flavors only reserves the quota.
+        checks = check_states.checks_for(self.queues[cq].admission_checks, admission)
+        admitted = (check_states.reserved(workload, admission, checks, self.now) if checks
+                    else transitions.admitted(workload, admission, self.now))
         self.holdings.add(cq, admitted, dict(usage))
         self.protected.add(workload.key)
-        self.admitted.append(AdmissionDecision(workload.key, admission, borrows))
-        if self.blocking_ready:
+        self.admitted.append(AdmissionDecision(workload.key, admission, borrows, checks))
+        if self.blocking_ready and not checks:
             self.unready = workload.key  # its pods start now: the rest waits for them
 
     def _wait_ready(self, queued: dict[str, list[Entry]], index: Mapping[str, int],

@@ -21,10 +21,13 @@ from pydantic import ConfigDict, Field
 
 from api.schemas.base import Schema
 from api.schemas.errors import ProblemOut
+from quota.core.checks import CheckState
 from quota.core.model import QueueingStrategy, StopPolicy
 from quota.core.quantity import QUANTITY_PATTERN
 from quota.core.workload import QUEUE_NAME_LABEL, WorkloadState
+from quota.manifests.checks import MERGE_POLICIES
 from quota.manifests.documents import API_VERSIONS
+from quota.manifests.frameworks import READERS
 from quota.manifests.jobs import JOB_API_VERSION, MAX_POD_SETS, WORKLOAD_API_VERSIONS
 from quota.manifests.kinds import INT32
 from quota.manifests.reader import LABEL_PATTERN, QUALIFIED_PATTERN, SUBDOMAIN_PATTERN
@@ -128,6 +131,11 @@ _QUOTA_OBJECTS: dict[str, JsonSchema] = {
             "queueingStrategy": _enum(QueueingStrategy), "namespaceSelector": _OBJECT,
             "flavorFungibility": _OBJECT, "preemption": _OBJECT,
             "admissionChecks": {"type": ["array", "null"], "items": NAME, "uniqueItems": True},
+            "admissionChecksStrategy": _nullable(_known({"admissionChecks": {
+                "type": ["array", "null"],
+                "items": _known({"name": NAME, "onFlavors": {"type": ["array", "null"],
+                                                             "items": NAME}},
+                                required=["name"])}})),
             "stopPolicy": _enum(StopPolicy), "fairSharing": _OBJECT,
         })),
     },
@@ -150,8 +158,27 @@ _QUOTA_OBJECTS: dict[str, JsonSchema] = {
     },
     "Namespace": {},
     "Node": {"spec": _OBJECT, "status": _OBJECT},
+    "AdmissionCheck": {
+        "spec": _known({
+            "controllerName": {"type": "string", "minLength": 1, "maxLength": 253},
+            "parameters": _nullable(_known({"apiGroup": TEXT, "kind": TEXT, "name": NAME},
+                                           required=["apiGroup", "kind", "name"])),
+            "retryDelayMinutes": _nullable({"type": "integer", "minimum": 0}),
+        }, required=["controllerName"]),
+    },
+    "ProvisioningRequestConfig": {
+        "spec": _known({
+            "provisioningClassName": NAME, "parameters": STRING_MAP,
+            "managedResources": {"type": ["array", "null"], "items": QUALIFIED},
+            "retryStrategy": _nullable(_known({
+                key: _nullable({"type": "integer", "minimum": 0, "maximum": 2**31 - 1})
+                for key in ("backoffLimitCount", "backoffBaseSeconds", "backoffMaxSeconds")})),
+            "podSetMergePolicy": _nullable({"type": "string", "enum": list(MERGE_POLICIES)}),
+        }, required=["provisioningClassName"]),
+    },
 }  # fmt: skip
-_REQUIRED = {"LocalQueue": ["spec"], "WorkloadPriorityClass": ["value"], "Topology": ["spec"]}
+_REQUIRED = {"LocalQueue": ["spec"], "WorkloadPriorityClass": ["value"], "Topology": ["spec"],
+             "AdmissionCheck": ["spec"], "ProvisioningRequestConfig": ["spec"]}
 
 
 def _pod_set_template() -> JsonSchema:
@@ -260,9 +287,33 @@ COMPONENTS: dict[str, JsonSchema] = {
             },
         },
     },
+    "FrameworkWorkload": {
+        "description": "a JobSet, Kubeflow training job (PyTorchJob, TFJob, XGBoostJob, "
+        "PaddleJob, JAXJob, MPIJob), RayJob or RayCluster: a pod set per replicatedJob, "
+        "replica type or head/worker group, read as Berth's Kubernetes adapters read it",
+        "type": "object",
+        "required": ["apiVersion", "kind", "metadata", "spec"],
+        "properties": {
+            "apiVersion": {"type": "string", "enum": sorted(
+                {v for v, k in READERS if (v, k) != (JOB_API_VERSION, "Job")})},
+            "kind": {"type": "string", "enum": sorted(
+                k for v, k in READERS if (v, k) != (JOB_API_VERSION, "Job"))},
+            "metadata": {
+                **_WORKLOAD_METADATA,
+                "required": ["name", "labels"],
+                "properties": {
+                    **_WORKLOAD_METADATA["properties"],
+                    "labels": {**LABELS, "type": "object", "required": [QUEUE_NAME_LABEL],
+                               "properties": {QUEUE_NAME_LABEL: NAME}},
+                },
+            },
+            "spec": {"type": "object"},
+        },
+    },
     "WorkloadManifest": {
-        "description": "a batch/v1 Job (one pod set, main) or a Kueue Workload",
-        "anyOf": [ref("Job"), ref("Workload")],
+        "description": "a batch/v1 Job (one pod set, main), a framework's workload object "
+        "or a Kueue Workload",
+        "anyOf": [ref("Job"), ref("FrameworkWorkload"), ref("Workload")],
     },
 }  # fmt: skip
 
@@ -340,6 +391,14 @@ class AdmissionWrite(Schema):
     pod_set_assignments: list[PodSetAssignmentOut]
 
 
+class CheckStateOut(Schema):
+    """One admission check's state on a workload reserving quota."""
+
+    name: str
+    state: CheckState
+    message: str
+
+
 class WorkloadOut(Schema):
     """A workload as the write routes answer it."""
 
@@ -356,3 +415,4 @@ class WorkloadOut(Schema):
     eviction_count: int
     pod_sets: list[PodSetWrite]
     admission: AdmissionWrite | None
+    admission_checks: list[CheckStateOut] = Field(default_factory=list)

@@ -7,7 +7,10 @@ In reading order:
 - ``reader``: typed reads of fields by path that collect problems instead of raising.
 - ``shapes``: Kubernetes core shapes (taints, tolerations, selectors, affinity).
 - ``kinds``: one reader per Kueue kind (ResourceFlavor, ClusterQueue, ...), Namespace, Node.
-- ``jobs``: workloads from batch/v1 Job and Kueue Workload manifests.
+- ``checks``: AdmissionCheck, ProvisioningRequestConfig and a ClusterQueue's checks.
+- ``frameworks``: each workload kind's pod sets (Job, JobSet, Kubeflow, Ray): names,
+  counts, the paths of their templates.
+- ``jobs``: workloads from Job, framework and Kueue Workload manifests.
 - ``writer``: core values written back as manifests in Berth's own API group.
 - ``documents``: multi-document texts to objects (``parse_texts``), and back.
 """

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from builders.engine import GPU, T0, admitted, cq, snapshot, wl
 
-from admission.engine import cycle, fungible
+from admission.engine import cycle_victims, fungible
 from admission.engine.cycle import run_cycle
 from admission.engine.types import CycleResult
 from quota.core.model import (
@@ -96,13 +96,13 @@ def test_victims_decide_the_flavor(objects: list[object], flavors: dict[str, str
 def test_the_victims_found_while_choosing_are_evicted_without_a_second_search(
         monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[object] = []
-    real: Callable[..., Any] = cycle.find_victims
+    real: Callable[..., Any] = cycle_victims.find_victims
 
     def counted(*args: Any) -> Any:
         calls.append(args[3].usage)
         return real(*args)
 
-    monkeypatch.setattr(cycle, "find_victims", counted)
+    monkeypatch.setattr(cycle_victims, "find_victims", counted)
     monkeypatch.setattr(fungible, "find_victims", counted)
     objects = [cq("a", {"one": {GPU: 8}, "two": {GPU: 8}}, fungibility=STOP,
                   preemption=Preemption(within_cluster_queue=LOWER)),
