@@ -9,16 +9,17 @@ In reading order:
 - ``check_states``: admission checks: reserve quota, admit when every check is Ready,
   requeue on Retry (with backoff), deactivate on Rejected.
 - ``queues``: pending queues in order, each workload's least request, the quota caps.
-- ``flavors``: flavor assignment per pod set.
+- ``flavors``: flavor assignment per pod set; partial admission's pod set reducer.
+- ``fungible``: which flavor a workload short of quota takes where victims decide it.
 - ``node_room``, ``capacity``, ``topology``, ``node_limits``: one node's room; which
   nodes a flavor has, where pods go; topology domains; the pods no node can ever hold.
 - ``candidates``, ``preemption``: victim candidates and the smallest victim set.
 - ``fairshare``: a ClusterQueue's dominant-resource share.
 - ``verdict``, ``reasons``, ``statuses``: how well a workload fits, its wait reasons as
   data, each waiting workload's verdict and position.
-- ``cycle_memo``, ``quick_filter``, ``cycle_reasons``: what one cycle remembers by shape
-  and pool state; the workloads it parks unevaluated once a queue runs short; the reasons
-  it writes for those left waiting.
+- ``cycle_memo``, ``quick_filter``, ``cycle_reasons``, ``cycle_victims``: what one cycle
+  remembers by shape and pool state; the workloads it parks unevaluated once a queue runs
+  short; the reasons it writes for those left waiting; its victim searches.
 - ``cycle_holders``: the cycle's first step: drain stopped queues and deactivations, settle
   reservations whose admission checks answered.
 - ``cycle``: one admission cycle, written as named steps.

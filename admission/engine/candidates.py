@@ -25,10 +25,11 @@ from quota.core.workload import Workload, WorkloadState
 _NEWER_EQUAL = WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY
 
 
-# Per (pool, slots, priority, policy flags): (pool version, evicting changes) when
+# Per (pool, slots, priority, policy flags): (the slots' versions, evicting changes) when
 # computed, what every candidate queue of the pool could free per slot, and the queues
 # counted with their share, so one queue's bound is the pool's minus its own part.
-ReachMemo = dict[tuple[object, ...], tuple[tuple[int, int], list[int], dict[str, list[int]]]]
+ReachMemo = dict[tuple[object, ...],
+                 tuple[tuple[tuple[int, ...], int], list[int], dict[str, list[int]]]]
 
 
 def reach(tree: QuotaTree, holdings: Holdings, protected: Set[str],
@@ -43,7 +44,8 @@ def reach(tree: QuotaTree, holdings: Holdings, protected: Set[str],
     with the same few priorities and slots thousands of times a cycle."""
     key = (tree.root(cq), tuple(frs), None if everything or not lower else priority,
            everything, lower)
-    stamp = (tree.version(cq), holdings.evicting_changes)
+    # Only the slots asked about: what another flavor's admissions change is not read.
+    stamp = (tree.slot_versions(cq, frs), holdings.evicting_changes)
     found = pools.get(key)
     if found is None or found[0] != stamp:
         found = pools[key] = (stamp, *_pool_reach(tree, holdings, protected, memo, cq, frs,
@@ -152,38 +154,53 @@ class FailedSearches:
     def __init__(self, tree: QuotaTree) -> None:
         self.tree = tree
         # key -> (priority, created, amounts) of each failed search
-        self.failures: dict[tuple[str, int, tuple[FlavorResource, ...]],
+        self.failures: dict[tuple[str, object, tuple[FlavorResource, ...]],
                             list[tuple[int, datetime, tuple[int, ...]]]] = {}
-        # (queue, shape id, pool version) -> (priority, created) of the last failure
-        self.by_shape: dict[tuple[str, int, int], tuple[int, datetime]] = {}
+        # (queue, shape id, pool state, part) -> (priority, created) of the last failure;
+        # ``part``: which flavors' slots were searched, when not the whole verdict's.
+        self.by_shape: dict[tuple[str, int, object, object], tuple[int, datetime]] = {}
 
-    def _key(self, cq: ClusterQueue,
-             usage: Mapping[FlavorResource, int]) -> tuple[str, int, tuple[FlavorResource, ...]]:
-        return (cq.name, self.tree.version(cq.name), tuple(sorted(usage)))
+    def _state(self, cq: ClusterQueue, stamp: object) -> object:
+        """The pool version, or the caller's ``stamp`` of a narrower state (only the
+        searched slots' versions, for a search that reads no other slot)."""
+        return self.tree.version(cq.name) if stamp is None else stamp
+
+    def _key(self, cq: ClusterQueue, usage: Mapping[FlavorResource, int],
+             stamp: object = None) -> tuple[str, object, tuple[FlavorResource, ...]]:
+        return (cq.name, self._state(cq, stamp), tuple(sorted(usage)))
 
     def add(self, cq: ClusterQueue, workload: Workload,
             usage: Mapping[FlavorResource, int], shape: int | None = None, *,
-            by_amount: bool = True) -> None:
+            by_amount: bool = True, part: object = None, stamp: object = None) -> None:
         """Record a failed search; ``by_amount=False`` for one that also had to place
         pods, which proves nothing for other shapes needing as much quota (sixteen 1-GPU
-        pods may place where one 16-GPU pod cannot)."""
+        pods may place where one 16-GPU pod cannot). ``stamp``: the searched slots' state
+        (see ``_state``), for the amounts and for a shape's ``part``."""
         if by_amount:
             amounts = tuple(usage[fr] for fr in sorted(usage))
-            self.failures.setdefault(self._key(cq, usage), []).append(
+            self.failures.setdefault(self._key(cq, usage, stamp), []).append(
                 (workload.priority, workload.created_at, amounts))
         if shape is not None:
-            state = (cq.name, shape, self.tree.version(cq.name))
+            state = (cq.name, shape, self._state(cq, stamp if part is not None else None),
+                     part)
             self.by_shape[state] = (workload.priority, workload.created_at)
 
-    def known(self, cq: ClusterQueue, workload: Workload,
-              usage: Mapping[FlavorResource, int], shape: int | None = None) -> bool:
-        """Whether an earlier search in the same pool state already proves none exists."""
+    def shape_failed(self, cq: ClusterQueue, workload: Workload, shape: int,
+                     part: object = None, stamp: object = None) -> bool:
+        """Whether an earlier workload of this shape, in this pool state, found nothing
+        (for ``part``) with every candidate ``workload`` could have."""
+        last = self.by_shape.get((cq.name, shape, self._state(cq, stamp), part))
         newer = cq.preemption.within_cluster_queue is _NEWER_EQUAL
-        if shape is not None:
-            last = self.by_shape.get((cq.name, shape, self.tree.version(cq.name)))
-            if last is not None and _covers(last[0], last[1], workload, newer):
-                return True
-        failures = self.failures.get(self._key(cq, usage))
+        return last is not None and _covers(last[0], last[1], workload, newer)
+
+    def known(self, cq: ClusterQueue, workload: Workload,
+              usage: Mapping[FlavorResource, int], shape: int | None = None,
+              stamp: object = None) -> bool:
+        """Whether an earlier search in the same pool state already proves none exists."""
+        if shape is not None and self.shape_failed(cq, workload, shape):
+            return True
+        newer = cq.preemption.within_cluster_queue is _NEWER_EQUAL
+        failures = self.failures.get(self._key(cq, usage, stamp))
         if not failures:
             return False
         amounts = tuple(usage[fr] for fr in sorted(usage))

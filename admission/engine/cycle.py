@@ -25,10 +25,12 @@ from admission.engine.collector import collector_paused
 from admission.engine.cycle_holders import sweep_holders
 from admission.engine.cycle_memo import CycleMemo
 from admission.engine.cycle_reasons import WaitReasons
+from admission.engine.cycle_victims import VictimSearches
 from admission.engine.fairshare import dominant_share, memory_offsets
-from admission.engine.flavors import Assigner, Mode, Plan, partial_plan
+from admission.engine.flavors import Assigner, Mode, Plan, flexible, partial_plan
+from admission.engine.fungible import walk_outcome
 from admission.engine.pods_ready import unready_holder
-from admission.engine.preemption import Search, Victim, Wanted, can_preempt, find_victims
+from admission.engine.preemption import Search, Victim
 from admission.engine.queues import Entry, entry
 from admission.engine.quick_filter import QuickFilter
 from admission.engine.statuses import PendingStatuses, Waiting
@@ -68,7 +70,7 @@ def run_cycle(snapshot: Snapshot, now: datetime) -> CycleResult:
         return _Cycle(snapshot, now).run()
 
 
-class _Cycle:
+class _Cycle(VictimSearches):
     def __init__(self, snapshot: Snapshot, now: datetime) -> None:
         self.snapshot = snapshot
         self.now = now
@@ -94,8 +96,8 @@ class _Cycle:
         self.failed = FailedSearches(self.tree)
         # (queue, shape, pool version) -> (priority, victims min-runtime kept) of a failure
         self.held_back: dict[tuple[str, int, int], tuple[int, dict[str, datetime]]] = {}
-        # (queue, shape, pool version) no partial admission fits
-        self.no_partial: set[tuple[str, int, int]] = set()
+        # Per (queue, shape, pool version): no partial admission fits, nor by preempting.
+        self.no_partial = FailedSearches(self.tree)
         # blockAdmission: the admitted workload whose pods are not all Ready yet, if any;
         # while there is one, nothing is admitted (and, once one is, nothing more).
         policy = snapshot.pods_ready
@@ -267,10 +269,6 @@ class _Cycle:
             if at < len(mine):
                 push(heap, (_optimistic(mine[at]), False, name))
 
-    def _may_search(self, root: str) -> bool:
-        """Whether a victim search in the pool could find anyone not yet protected."""
-        return bool(self.open_holders.get(root))
-
     def _settled(self, cq: ClusterQueue) -> bool:
         """Whether the quick filter may park workloads of ``cq`` unevaluated: a
         BestEffortFIFO queue (a StrictFIFO head's mode decides what it blocks) in a pool
@@ -295,13 +293,23 @@ class _Cycle:
     def _decide(self, cq: ClusterQueue, workload: Workload, outcome: Outcome,
                 shape_id: int) -> bool:
         """Admit, preempt for, or park ``workload``; True when it waits at the head."""
-        mode, usage = outcome.mode, outcome.usage
         roomless = False
         if self.why.oversized(cq, workload, shape_id):
             # No node can ever hold one of its pods: no victims, and it blocks nobody.
             # Its reasons are written after the pass, with the quota's.
             self.waiting[workload.key] = Waiting(cq.name, [], quota=True)
             return False
+        walked = None
+        if outcome.mode is Mode.PREEMPT and self.capacity is None:
+            # Victims may decide the flavor; a node-backed flavor's room is the plan's.
+            walked = walk_outcome(self.memo.verdict(cq, workload, shape_id), outcome,
+                                  self.search, self.failed, cq, workload, shape_id,
+                                  lambda: self._searchable(cq))
+        if walked is not None:
+            outcome = walked.outcome
+            if outcome.mode is Mode.FIT:  # another flavor fits: its queue is not short
+                self.filter.short.discard(cq.name)
+        mode, usage = outcome.mode, outcome.usage
         if mode is Mode.FIT:
             if self.capacity is None:  # quota alone decides: the verdict's flavors suffice
                 admission = self.memo.verdict(cq, workload, shape_id).admission(
@@ -316,20 +324,32 @@ class _Cycle:
         # lets it be admitted and placed.
         held_back = None  # victims it would take but for their minimum runtime
         if mode is not Mode.NO_FIT:
-            victims = self._victims(cq, workload, usage, shape_id)
+            if walked is not None and walked.known:
+                victims = walked.victims
+                if not victims and walked.searched:
+                    self.failed.add(cq, workload, usage, shape_id, by_amount=False)
+            else:
+                victims = self._victims(cq, workload, usage, shape_id)
             if victims:
-                return self._preempt(cq, workload, victims, shape_id)
+                return self._preempt(cq, workload, victims, shape_id,
+                                     outcome if walked is not None else None)
             held_back = dict(self.search.held_back) if self.search.held_back else None
         if roomless:  # its reason is written after the pass, like a quota reason
             self.filter.short.add(cq.name)
             self.waiting[workload.key] = self.filter.parking(cq.name)
             return True
-        state = (cq.name, shape_id, self.tree.version(cq.name))
-        if state not in self.no_partial:
-            partial = partial_plan(self.assigner, cq, workload)
-            if partial is not None and self._grant(workload, partial):
-                return False
-            self.no_partial.add(state)
+        if flexible(workload) and not self.no_partial.shape_failed(cq, workload, shape_id):
+            partial = partial_plan(self.assigner, cq, workload,
+                                   lambda plan: self._victims(cq, workload, plan.usage,
+                                                              shape_id, plan))
+            if partial is not None:
+                plan, found = partial
+                if found:
+                    counts = {p.name: p.count for p in plan.pod_sets}
+                    return self._preempt(cq, workload, found, shape_id, counts=counts)
+                if self._grant(workload, plan):
+                    return False
+            self.no_partial.add(cq, workload, {}, shape_id, by_amount=False)
         if mode is Mode.FIT:  # the quota fits, the nodes do not
             self.filter.short.add(cq.name)
             plan = self.memo.plan(cq, workload, shape_id)
@@ -339,45 +359,6 @@ class _Cycle:
         # state the workload waits in, and one evaluation then serves every equal shape.
         self.waiting[workload.key] = Waiting(cq.name, [], quota=True, held_back=held_back)
         return mode is Mode.PREEMPT
-
-    def _victims(self, cq: ClusterQueue, workload: Workload, usage: Usage,
-                 shape_id: int) -> tuple[Victim, ...] | None:
-        """The victims whose eviction lets ``workload`` be admitted (and, where its flavors
-        have nodes, placed), or None. Failures are cached by shape and pool state: in a
-        full cohort most pending workloads repeat a few shapes, and nothing changes."""
-        if self.search.held_back:
-            self.search.held_back.clear()
-        if not self._may_search(self.tree.root(cq.name)) or not (
-                can_preempt(cq) or self._any_evicting(cq)):
-            return None
-        # Known failures first, by the verdict's usage (a plan's differs only in FIT mode,
-        # which no failure of quota alone can cover): most searches end here.
-        if self.failed.known(cq, workload, usage, shape_id):
-            if self.held_back:  # what min-runtime kept from an equal search keeps from this one
-                held = self.held_back.get((cq.name, shape_id, self.tree.version(cq.name)))
-                if held is not None and held[0] == workload.priority:
-                    self.search.held_back.update(held[1])
-            return None
-        wanted = Wanted(cq.name, usage)
-        capacity = self.capacity
-        if capacity is not None:
-            plan = self.memo.plan(cq, workload, shape_id)
-            pods = demands(workload, plan.pod_sets)
-            if any(capacity.limits(names) for _, _, names in pods):
-                wanted = Wanted(cq.name, plan.usage,
-                                lambda keys: capacity.places_without(keys, pods))
-        victims = find_victims(self.search, cq, workload, wanted)
-        if not victims:
-            # A failure to place proves nothing about other shapes of equal quota.
-            self.failed.add(cq, workload, wanted.usage, shape_id,
-                            by_amount=wanted.placeable is None)
-            if self.search.held_back:
-                state = (cq.name, shape_id, self.tree.version(cq.name))
-                self.held_back[state] = (workload.priority, dict(self.search.held_back))
-        return victims
-
-    def _any_evicting(self, cq: ClusterQueue) -> bool:
-        return any(self.holdings.evicting.get(name) for name in self.tree.members(cq.name))
 
     def _grant(self, workload: Workload, plan: Plan) -> bool:
         """Admit ``workload`` by ``plan``; False when its pods do not fit the nodes."""
@@ -422,7 +403,11 @@ class _Cycle:
             self.capacity.release(key)
 
     def _preempt(self, cq: ClusterQueue, workload: Workload, victims: Sequence[Victim],
-                 shape_id: int) -> bool:
+                 shape_id: int, walked: Outcome | None = None,
+                 counts: Mapping[str, int] | None = None) -> bool:
+        """Evict ``victims`` for ``workload``, admitting it at once when none is still
+        checkpointing: in ``walked``'s flavors when the victims chose them, at ``counts``
+        pods when a partial admission did."""
         waiting_on: list[str] = []
         deadline: datetime | None = None
         root = self.tree.root(cq.name)
@@ -452,8 +437,16 @@ class _Cycle:
                 victim.workload, state=WorkloadState.EVICTING, evicted_at=self.now), usage)
             waiting_on.append(key)
             deadline = max(deadline, self.now + grace) if deadline else self.now + grace
+        if not waiting_on and walked is not None:
+            # The flavors the victims were chosen for, not the verdict's first choice.
+            admission = self.memo.verdict(cq, workload, shape_id).admission(
+                cq.name, workload, walked.picks)
+            borrows = any(self.tree.usage(cq.name, fr) + amount > self.tree.nominal(cq.name, fr)
+                          for fr, amount in walked.usage.items())
+            self._admit_as(cq.name, workload, admission, walked.usage, borrows)
+            return False
         if not waiting_on:
-            plan = self.assigner.assign(cq, workload)
+            plan = self.assigner.assign(cq, workload, counts)
             if plan.mode is Mode.FIT:
                 if self._grant(workload, plan):
                     return False
@@ -463,7 +456,8 @@ class _Cycle:
         # and no later workload takes the free nodes it will need beside its victims'.
         self.protected.update(waiting_on)
         if self.capacity is not None:
-            plan = self.memo.plan(cq, workload, shape_id)
+            plan = (self.memo.plan(cq, workload, shape_id) if counts is None
+                    else self.assigner.assign(cq, workload, counts))
             self.capacity.reserve(workload.key, waiting_on, demands(workload, plan.pod_sets))
         found = [reasons.waiting_for_preempted(sorted(waiting_on), deadline)]
         self.waiting[workload.key] = Waiting(cq.name, found)

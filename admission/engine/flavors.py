@@ -8,10 +8,10 @@ the quota but not the nodes ranks below one that fits both, and the next flavor 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import IntEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from admission.engine.node_room import EFFECTS
 from admission.engine.topology import topology_mismatch, topology_request
@@ -30,6 +30,8 @@ from quota.core.workload import Admission, PodSet, PodSetAssignment, PodSetPlace
 if TYPE_CHECKING:
     from admission.engine.capacity import Capacity
 
+R = TypeVar("R")
+T = TypeVar("T")
 
 
 class Mode(IntEnum):
@@ -295,32 +297,63 @@ class Assigner:
         return FlavorTry(flavor, None, tuple(checks), mode, borrows)
 
 
-def partial_plan(assigner: Assigner, cq: ClusterQueue, workload: Workload) -> Plan | None:
-    """The plan with the most pods that fits now, for pod sets that allow fewer."""
-    flexible = [p for p in workload.pod_sets if p.min_count is not None
-                and p.min_count < p.count]
-    if not flexible:
-        return None
-    counts = {p.name: p.count for p in workload.pod_sets}
-    for pod_set in flexible:
-        counts[pod_set.name] = pod_set.min_count or pod_set.count
+def flexible(workload: Workload) -> bool:
+    """Whether some pod set of ``workload`` allows fewer pods (partial admission)."""
+    for pod_set in workload.pod_sets:
+        least = pod_set.min_count
+        if least is not None and least < pod_set.count:
+            return True
+    return False
 
-    def fits() -> bool:
+
+def partial_plan(
+    assigner: Assigner, cq: ClusterQueue, workload: Workload,
+    preempt: Callable[[Plan], T | None] | None = None,
+) -> tuple[Plan, T | None] | None:
+    """The plan with the most pods that fits now or, with ``preempt`` (the victims that
+    let a plan fit, or None), by preempting, for pod sets that allow fewer."""
+
+    def fits(counts: Mapping[str, int]) -> tuple[Plan, T | None] | None:
         plan = assigner.assign(cq, workload, counts)
-        return plan.mode is Mode.FIT and plan.room
-
-    if not fits():
+        if plan.mode is Mode.FIT and plan.room:
+            return plan, None
+        if preempt is not None and plan.mode is not Mode.NO_FIT:
+            victims = preempt(plan)
+            if victims:
+                return plan, victims
         return None
-    for pod_set in flexible:
-        low, high = counts[pod_set.name], pod_set.count
-        while low < high:
-            counts[pod_set.name] = (low + high + 1) // 2
-            if fits():
-                low = counts[pod_set.name]
-            else:
-                high = counts[pod_set.name] - 1
-        counts[pod_set.name] = low
-    return assigner.assign(cq, workload, counts)
+
+    return reduce_pod_sets(workload.pod_sets, fits)
+
+
+def reduce_pod_sets(pod_sets: Sequence[PodSet],
+                    fits: Callable[[Mapping[str, int]], R | None]) -> R | None:
+    """Kueue's pod set reducer: every pod set that allows fewer pods shrinks from its
+    count towards its minCount by one shared fraction ``step / total`` (``total``: the
+    pods all of them may give up), and the smallest step that ``fits`` is taken, found
+    by binary search. The least counts are tried first: most workloads that cannot be
+    admitted at all end there."""
+    deltas = {p.name: p.count - p.min_count for p in pod_sets
+              if p.min_count is not None and p.min_count < p.count}
+    total = sum(deltas.values())
+    if not total:
+        return None
+
+    def counts(step: int) -> dict[str, int]:
+        return {p.name: p.count - deltas.get(p.name, 0) * step // total for p in pod_sets}
+
+    found = fits(counts(total))
+    if found is None:
+        return None
+    low, high = 1, total  # ``found`` is the answer at ``high``
+    while low < high:
+        mid = (low + high) // 2
+        answer = fits(counts(mid))
+        if answer is None:
+            low = mid + 1
+        else:
+            found, high = answer, mid
+    return found
 
 
 def _try_next(attempt: FlavorTry, fungibility: FlavorFungibility) -> bool:

@@ -32,6 +32,8 @@ class _Try(NamedTuple):
     slots: tuple[tuple[FlavorResource, int], ...]  # the (slot, amount) it would take
 
 
+# One flavor a group may try, as ``fungible`` reads a verdict.
+VerdictTry = _Try
 # A group: the flavors whose constraints match, in order (None: none matches).
 _Group = tuple[_Try, ...] | None
 # (flavor, pod set, workload priority) -> why the flavor cannot serve it, or None
@@ -78,7 +80,8 @@ class Verdict:
     """A workload's flavor choices under one ClusterQueue layout (``layout``), ready to
     measure for any ClusterQueue of that layout in any state."""
 
-    __slots__ = ("borrow_next", "details", "pod_sets", "preempt_next", "uncovered")
+    __slots__ = ("borrow_next", "details", "fungible", "pod_sets", "preempt_next",
+                 "uncovered")
 
     def __init__(self, cq: ClusterQueue, workload: Workload, mismatch: Mismatch) -> None:
         fungibility: FlavorFungibility = cq.flavor_fungibility
@@ -117,6 +120,9 @@ class Verdict:
             details.append((pod_set.name, uncovered, tuple(why)))
         self.pod_sets = tuple(pod_sets)
         self.details = tuple(details)
+        # Some group may try more than one flavor: victims may decide which it takes.
+        self.fungible = any(tries is not None and len(tries) > 1
+                            for groups in pod_sets for tries in groups)
 
     def measure(self, tree: QuotaTree, cq: str) -> Outcome:
         """What ``Assigner.assign`` would decide for ``cq`` now: (mode, borrows, usage)."""

@@ -155,6 +155,11 @@ class QuotaTree:
         """A counter of usage changes in the ClusterQueue's pool (equal: nothing changed)."""
         return self._versions.get(id(self._root_of[cq]), 0)
 
+    def slot_versions(self, cq: str, frs: Iterable[FlavorResource]) -> tuple[int, ...]:
+        """Per slot of ``frs``, a counter of its usage changes in the ClusterQueue's pool."""
+        root, versions = id(self._root_of[cq]), self._slot_versions
+        return tuple([versions.get((root, fr), 0) for fr in frs])
+
     def limits(self, cq: str, fr: FlavorResource) -> Limits:
         return self._queues[cq].limits.get(fr, _NO_LIMITS)
 

@@ -16,7 +16,7 @@ from builders.engine import GPU, T0, M, admitted, at, cq, snapshot, wl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from admission.engine import cycle, preemption, reasons
+from admission.engine import cycle_victims, preemption, reasons
 from admission.engine.candidates import FailedSearches
 from admission.engine.cycle import _Cycle, run_cycle
 from admission.engine.flavors import Assigner, Mode, Plan
@@ -41,6 +41,9 @@ class _NoFailures(FailedSearches):
     """Remembers no failed victim search: every search runs."""
 
     def known(self, *args: object, **kwargs: object) -> bool:
+        return False
+
+    def shape_failed(self, *args: object, **kwargs: object) -> bool:
         return False
 
 
@@ -155,13 +158,13 @@ def test_victim_search_runs_only_with_open_holders(
     old_holder: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[str] = []
-    real = cycle.find_victims
+    real = cycle_victims.find_victims
 
     def counting(*args: object, **kwargs: object) -> object:
         calls.append("search")
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(cycle, "find_victims", counting)
+    monkeypatch.setattr(cycle_victims, "find_victims", counting)
     policy = Preemption(WithinClusterQueue.LOWER_PRIORITY, ReclaimWithinCohort.ANY)
     queue = cq("a", {"f1": {GPU: 4}}, preemption=policy)
     low = wl("low", {GPU: 4}, ns="a", priority=0, created=1)
