@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import replace
 from datetime import datetime
 
@@ -30,6 +31,7 @@ from admission.engine.flavors import Assigner, Mode, Plan, partial_plan
 from admission.engine.preemption import Search, Victim, Wanted, can_preempt, find_victims
 from admission.engine.queues import Entry, entry
 from admission.engine.quick_filter import QuickFilter
+from admission.engine.reservations import Reservations
 from admission.engine.statuses import PendingStatuses, Waiting
 from admission.engine.types import (
     AdmissionDecision,
@@ -56,6 +58,8 @@ Usage = Mapping[FlavorResource, int]
 # Order of ClusterQueue heads across a cohort: non-borrowing (or lower share) first, then
 # the pending order: (borrows, fair share after admission, -priority, creation, key).
 CohortKey = tuple[bool, int, int, datetime, str]
+
+_UNRESERVED = nullcontext()  # no reservation to lift: reusable, it holds no state
 
 # Reasons worth adding to a workload that is held back anyway: they will not go away alone.
 _PERMANENT = frozenset({WaitReason.NO_MATCHING_FLAVOR, WaitReason.EXCEEDS_MAX_QUOTA})
@@ -93,8 +97,10 @@ class _Cycle:
         self.failed = FailedSearches(self.tree)
         # (queue, shape, pool version) no partial admission fits
         self.no_partial: set[tuple[str, int, int]] = set()
+        # Quota kept for workloads needing preemption that found no victims, this cycle.
+        self.reservations = Reservations(self.tree)
         self.why = WaitReasons(self.queues, self.tree, self.holdings, self.memo,
-                               self.assigner, self.capacity)
+                               self.assigner, self.capacity, self.reservations)
         self.search = Search(self.tree, self.queues, self.holdings, self.protected,
                              snapshot.fair_sharing, now=now)
         # Most of the snapshot is pending: pick the holders out before sorting them.
@@ -218,30 +224,36 @@ class _Cycle:
                     continue
             head = mine[at]
             workload = head.workload
-            shape_id = self.memo.shape(workload, head.key)
-            outcome = self.memo.outcome(cq, workload, shape_id)
-            # A borrower waits for the non-borrowing heads of its cohort; one that does
-            # not fit in a settled pool is decided at once: waiting cannot help it. Nor
-            # can it help a head no node can hold, and waiting would hold back its queue.
-            if not requeued and (outcome.mode is Mode.FIT or not settled) and not (
-                    self.capacity is not None and self.why.oversized(cq, workload, shape_id)):
-                actual = self._cohort_key(cq, workload, outcome, key)
-                if actual > key:
-                    push(heap, (actual, True, name))
+            # Reservations for lower-priority workloads do not hold this one back.
+            reserved = self.reservations
+            with (reserved.lifted_for(name, workload.priority) if reserved.by_pool
+                  else _UNRESERVED):
+                shape_id = self.memo.shape(workload, head.key)
+                outcome = self.memo.outcome(cq, workload, shape_id)
+                # A borrower waits for the non-borrowing heads of its cohort; one that does
+                # not fit in a settled pool is decided at once: waiting cannot help it. Nor
+                # can it help a head no node can hold, and waiting would hold back its queue.
+                if not requeued and (outcome.mode is Mode.FIT or not settled) and not (
+                        self.capacity is not None and self.why.oversized(cq, workload, shape_id)):
+                    actual = self._cohort_key(cq, workload, outcome, key)
+                    if actual > key:
+                        push(heap, (actual, True, name))
+                        continue
+                # Once a head fails, its queue's room is short: the quick filter starts paying.
+                if outcome.mode is Mode.FIT:
+                    short.discard(name)
+                else:
+                    short.add(name)
+                blocking = self._decide(cq, workload, outcome, shape_id)
+                at = index[name] = at + 1
+                if blocking and cq.queueing_strategy is QueueingStrategy.STRICT_FIFO:
+                    for behind in mine[at:]:
+                        self._block(cq, behind.workload, workload.key)
                     continue
-            # Once a head fails, its queue's room is short: the quick filter starts paying.
-            if outcome.mode is Mode.FIT:
-                short.discard(name)
-            else:
-                short.add(name)
-            blocking = self._decide(cq, workload, outcome, shape_id)
-            at = index[name] = at + 1
-            if blocking and cq.queueing_strategy is QueueingStrategy.STRICT_FIFO:
-                for behind in mine[at:]:
-                    self._block(cq, behind.workload, workload.key)
-                continue
-            if at < len(mine):
-                push(heap, (_optimistic(mine[at]), False, name))
+                if at < len(mine):
+                    push(heap, (_optimistic(mine[at]), False, name))
+        # Reasons are written against the state the workloads wait in: without reservations.
+        self.reservations.release()
 
     def _may_search(self, root: str) -> bool:
         """Whether a victim search in the pool could find anyone not yet protected."""
@@ -311,7 +323,11 @@ class _Cycle:
         # Quota reasons are written after the pass, against the final usage: that is the
         # state the workload waits in, and one evaluation then serves every equal shape.
         self.waiting[workload.key] = Waiting(cq.name, [], quota=True)
-        return mode is Mode.PREEMPT
+        if mode is Mode.PREEMPT:
+            self.reservations.reserve(cq, workload, usage, borrows=outcome.borrows,
+                                      fair_sharing=self.snapshot.fair_sharing)
+            return True
+        return False
 
     def _victims(self, cq: ClusterQueue, workload: Workload, usage: Usage,
                  shape_id: int) -> tuple[Victim, ...] | None:

@@ -26,8 +26,8 @@ class Limits:
 
 
 class _Node:
-    __slots__ = ("children", "guaranteed", "is_queue", "limits", "name", "parent", "subtree",
-                 "usage")
+    __slots__ = ("children", "guaranteed", "height", "is_queue", "limits", "name", "parent",
+                 "subtree", "usage")
 
     def __init__(self, name: str, *, is_queue: bool) -> None:
         self.name = name
@@ -38,6 +38,7 @@ class _Node:
         self.subtree: dict[FlavorResource, int] = {}
         self.guaranteed: dict[FlavorResource, int] = {}
         self.usage: dict[FlavorResource, int] = {}
+        self.height = 0  # a ClusterQueue 0; a cohort one more than its highest child cohort
 
 
 def find_cohort_cycles(cohorts: Mapping[str, Cohort]) -> frozenset[str]:
@@ -239,6 +240,28 @@ class QuotaTree:
         parent = self._queues[cq].parent
         return 0 if parent is None else parent.subtree.get(fr, 0)
 
+    def borrowing_height(self, cq: str, fr: FlavorResource, amount: int) -> tuple[int, bool]:
+        """How far up the tree the ClusterQueue must borrow to take ``amount`` more of
+        ``fr`` now: the height of the lowest subtree above it whose quota holds it (0 within
+        its own nominal quota; the whole tree's height when none does), and whether that
+        subtree lies below the root, where reclaiming from work borrowing from further up
+        could make room. Kueue's ``FindHeightOfLowestSubtreeThatFits``."""
+        node = self._queues[cq]
+        usage = node.usage.get(fr, 0)
+        parent = node.parent
+        if parent is None or usage + amount <= node.limits.get(fr, _NO_LIMITS).nominal:
+            return 0, parent is not None
+        remaining = amount - max(0, node.guaranteed.get(fr, 0) - usage)
+        top = parent
+        current: _Node | None = parent
+        while current is not None:
+            used = current.usage.get(fr, 0)
+            if used + remaining <= current.subtree.get(fr, 0):
+                return current.height, current.parent is not None
+            remaining -= max(0, current.guaranteed.get(fr, 0) - used)
+            top, current = current, current.parent
+        return top.height, False
+
     def cohort_usage(self, cohort: str, fr: FlavorResource) -> int:
         node = self._cohorts.get(cohort)
         return 0 if node is None else node.usage.get(fr, 0)
@@ -300,8 +323,12 @@ _NO_LIMITS = Limits()
 
 def _compute_subtree(node: _Node) -> None:
     subtree = {fr: limit.nominal for fr, limit in node.limits.items()}
+    if not node.is_queue:
+        node.height = min(len(node.children), 1)
     for child in node.children:
         _compute_subtree(child)
+        if not child.is_queue:
+            node.height = max(node.height, child.height + 1)
         for fr, amount in child.subtree.items():
             subtree[fr] = subtree.get(fr, 0) + amount - child.guaranteed.get(fr, 0)
     node.subtree = subtree
