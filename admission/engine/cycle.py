@@ -28,6 +28,7 @@ from admission.engine.cycle_memo import CycleMemo
 from admission.engine.cycle_reasons import WaitReasons
 from admission.engine.fairshare import dominant_share
 from admission.engine.flavors import Assigner, Mode, Plan, partial_plan
+from admission.engine.hierarchy import hierarchical_victims
 from admission.engine.preemption import Search, Victim, Wanted, can_preempt, find_victims
 from admission.engine.queues import Entry, entry
 from admission.engine.quick_filter import QuickFilter
@@ -55,9 +56,10 @@ from quota.core.tree import FlavorResource, QuotaTree
 from quota.core.workload import Admission, Workload, WorkloadState, pending_order
 
 Usage = Mapping[FlavorResource, int]
-# Order of ClusterQueue heads across a cohort: non-borrowing (or lower share) first, then
-# the pending order: (borrows, fair share after admission, -priority, creation, key).
-CohortKey = tuple[bool, int, int, datetime, str]
+# Order of ClusterQueue heads across a cohort: non-borrowing first, then those borrowing
+# from nearer up the cohort tree (or with a lower share), then the pending order:
+# (borrowing height, fair share after admission, -priority, creation, key).
+CohortKey = tuple[int, int, int, datetime, str]
 
 _UNRESERVED = nullcontext()  # no reservation to lift: reusable, it holds no state
 
@@ -273,11 +275,16 @@ class _Cycle:
         self, cq: ClusterQueue, workload: Workload, outcome: Outcome, optimistic: CohortKey
     ) -> CohortKey:
         if not outcome.borrows:
-            return optimistic  # (False, 0, ...): the key it was queued with
-        share = 0
+            return optimistic  # (0, 0, ...): the key it was queued with
+        share, height = 0, 1
         if self.snapshot.fair_sharing:
             share = dominant_share(self.tree, cq.name, cq.fair_sharing_weight, outcome.usage)
-        return (True, share, *pending_order(workload))
+        elif self.tree.pool_height(cq.name) > 1:
+            # Kueue: who borrows less far up the tree goes first, whatever the priority.
+            tree, name = self.tree, cq.name
+            height = max(1, *(tree.borrowing_height(name, fr, amount)[0]
+                              for fr, amount in outcome.usage.items()))
+        return (height, share, *pending_order(workload))
 
     def _decide(self, cq: ClusterQueue, workload: Workload, outcome: Outcome,
                 shape_id: int) -> bool:
@@ -349,7 +356,10 @@ class _Cycle:
             if any(capacity.limits(names) for _, _, names in pods):
                 wanted = Wanted(cq.name, plan.usage,
                                 lambda keys: capacity.places_without(keys, pods))
-        victims = find_victims(self.search, cq, workload, wanted)
+        if self.snapshot.fair_sharing or self.tree.pool_height(cq.name) < 2:
+            victims = find_victims(self.search, cq, workload, wanted)
+        else:
+            victims = hierarchical_victims(self.search, cq, workload, wanted)
         if not victims:
             # A failure to place proves nothing about other shapes of equal quota.
             self.failed.add(cq, workload, wanted.usage, shape_id,
@@ -435,4 +445,4 @@ class _Cycle:
 
 def _optimistic(head: Entry) -> CohortKey:
     """The cohort key a queue's head enters the heap with: as if it did not borrow."""
-    return (False, 0, head.neg_priority, head.created_at, head.key)
+    return (0, 0, head.neg_priority, head.created_at, head.key)

@@ -58,7 +58,8 @@ def preemption_possible(tree: QuotaTree, cq: ClusterQueue, usage: Usage, *,
     return True
 
 
-def to_reserve(tree: QuotaTree, cq: str, usage: Usage, *, borrows: bool) -> dict[FlavorResource, int]:
+def to_reserve(tree: QuotaTree, cq: str, usage: Usage, *,
+               borrows: bool) -> dict[FlavorResource, int]:
     """The quota a workload needing ``usage`` keeps (slots of nothing left out)."""
     out: dict[FlavorResource, int] = {}
     for fr, amount in usage.items():

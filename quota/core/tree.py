@@ -240,6 +240,10 @@ class QuotaTree:
         parent = self._queues[cq].parent
         return 0 if parent is None else parent.subtree.get(fr, 0)
 
+    def pool_height(self, cq: str) -> int:
+        """The height of the ClusterQueue's cohort tree: 0 alone, 1 in a flat cohort."""
+        return self._root_of[cq].height
+
     def borrowing_height(self, cq: str, fr: FlavorResource, amount: int) -> tuple[int, bool]:
         """How far up the tree the ClusterQueue must borrow to take ``amount`` more of
         ``fr`` now: the height of the lowest subtree above it whose quota holds it (0 within
@@ -261,6 +265,41 @@ class QuotaTree:
             remaining -= max(0, current.guaranteed.get(fr, 0) - used)
             top, current = current, current.parent
         return top.height, False
+
+    def parents(self, cq: str) -> tuple[str, ...]:
+        """The cohorts above the ClusterQueue, its own first, the root last."""
+        out: list[str] = []
+        node = self._queues[cq].parent
+        while node is not None:
+            out.append(node.name)
+            node = node.parent
+        return tuple(out)
+
+    def children(self, cohort: str) -> tuple[list[str], list[str]]:
+        """A cohort's child cohorts and child ClusterQueues, in declaration order."""
+        node = self._cohorts[cohort]
+        return ([c.name for c in node.children if not c.is_queue],
+                [c.name for c in node.children if c.is_queue])
+
+    def over_quota(self, name: str, frs: Iterable[FlavorResource], *, cohort: bool) -> bool:
+        """Whether the node (a cohort, or a ClusterQueue) uses more than its subtree quota
+        of any of ``frs``: only such nodes hold quota lent from elsewhere."""
+        node = self._cohorts[name] if cohort else self._queues[name]
+        return any(node.usage.get(fr, 0) > node.subtree.get(fr, 0) for fr in frs)
+
+    def fits_in(self, name: str, requests: Mapping[FlavorResource, int], *,
+                cohort: bool) -> tuple[bool, dict[FlavorResource, int]]:
+        """Whether ``requests`` more fit the node's subtree quota, and what is left of them
+        once what the node keeps for itself (its lending limit) is used up."""
+        node = self._cohorts[name] if cohort else self._queues[name]
+        fits = True
+        left: dict[FlavorResource, int] = {}
+        for fr, amount in requests.items():
+            used = node.usage.get(fr, 0)
+            if used + amount > node.subtree.get(fr, 0):
+                fits = False
+            left[fr] = max(0, amount - max(0, node.guaranteed.get(fr, 0) - used))
+        return fits, left
 
     def cohort_usage(self, cohort: str, fr: FlavorResource) -> int:
         node = self._cohorts.get(cohort)
