@@ -11,6 +11,8 @@ In reading order:
 - ``node_room``, ``capacity``, ``topology``, ``node_limits``: one node's room; which
   nodes a flavor has, where pods go; topology domains; the pods no node can ever hold.
 - ``candidates``, ``preemption``: victim candidates and the smallest victim set.
+- ``hierarchy``: victims in a cohort tree, by hierarchical advantage (KEP-79).
+- ``reservations``: quota a workload needing preemption keeps when it found no victims.
 - ``fairshare``: a ClusterQueue's dominant-resource share.
 - ``verdict``, ``reasons``, ``statuses``: how well a workload fits, its wait reasons as
   data, each waiting workload's verdict and position.
