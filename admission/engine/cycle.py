@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Mapping, Sequence
-from contextlib import nullcontext
 from dataclasses import replace
 from datetime import datetime
 
@@ -60,8 +59,6 @@ Usage = Mapping[FlavorResource, int]
 # from nearer up the cohort tree (or with a lower share), then the pending order:
 # (borrowing height, fair share after admission, -priority, creation, key).
 CohortKey = tuple[int, int, int, datetime, str]
-
-_UNRESERVED = nullcontext()  # no reservation to lift: reusable, it holds no state
 
 # Reasons worth adding to a workload that is held back anyway: they will not go away alone.
 _PERMANENT = frozenset({WaitReason.NO_MATCHING_FLAVOR, WaitReason.EXCEEDS_MAX_QUOTA})
@@ -208,6 +205,7 @@ class _Cycle:
         index = dict.fromkeys(queued, 0)
         push, pop = heapq.heappush, heapq.heappop
         short = self.filter.short
+        reserving = False  # whether any reservation was made yet
         for name in sorted(queued):
             push(heap, (_optimistic(queued[name][0]), False, name))
         while heap:
@@ -227,9 +225,8 @@ class _Cycle:
             head = mine[at]
             workload = head.workload
             # Reservations for lower-priority workloads do not hold this one back.
-            reserved = self.reservations
-            with (reserved.lifted_for(name, workload.priority) if reserved.by_pool
-                  else _UNRESERVED):
+            lifted = self.reservations.lift(name, workload.priority) if reserving else ()
+            try:
                 shape_id = self.memo.shape(workload, head.key)
                 outcome = self.memo.outcome(cq, workload, shape_id)
                 # A borrower waits for the non-borrowing heads of its cohort; one that does
@@ -254,6 +251,10 @@ class _Cycle:
                     continue
                 if at < len(mine):
                     push(heap, (_optimistic(mine[at]), False, name))
+            finally:
+                if lifted:
+                    self.reservations.restore(lifted)
+                reserving = bool(self.reservations.by_pool)
         # Reasons are written against the state the workloads wait in: without reservations.
         self.reservations.release()
 

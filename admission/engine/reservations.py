@@ -18,8 +18,7 @@ admission pass ends: the workloads it held back wait with ``ReservedByHigherPrio
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import NamedTuple
 
 from quota.core.model import BorrowWithinCohortPolicy, ClusterQueue, ReclaimWithinCohort
@@ -76,6 +75,9 @@ def to_reserve(tree: QuotaTree, cq: str, usage: Usage, *,
     return out
 
 
+_NONE: list[Reservation] = []  # nothing lifted (shared, never changed)
+
+
 class Reservations:
     """The reservations made in one cycle, per quota pool, in the order made."""
 
@@ -105,20 +107,21 @@ class Reservations:
             self.by_pool.setdefault(tree.root(cq.name), []).append(
                 Reservation(workload.key, workload.priority, cq.name, kept))
 
-    @contextmanager
-    def lifted_for(self, cq: str, priority: int) -> Iterator[None]:
-        """Within the block, the reservations of ``cq``'s pool made for workloads of lower
-        priority than ``priority`` are out of the tree: they hold back only workloads of
-        no higher priority than their own."""
-        made = self.by_pool.get(self.tree.root(cq)) if self.by_pool else None
-        lower = [r for r in made if r.priority < priority] if made else []
+    def lift(self, cq: str, priority: int) -> list[Reservation]:
+        """Take out of the tree the reservations of ``cq``'s pool made for workloads of
+        lower priority than ``priority`` (they hold back only workloads of no higher
+        priority than their own); ``restore`` puts them back."""
+        made = self.by_pool.get(self.tree.root(cq))
+        if not made:
+            return _NONE
+        lower = [r for r in made if r.priority < priority]
         for reservation in lower:
             self.tree.remove(reservation.cluster_queue, reservation.usage)
-        try:
-            yield
-        finally:
-            for reservation in lower:
-                self.tree.add(reservation.cluster_queue, reservation.usage)
+        return lower
+
+    def restore(self, lifted: list[Reservation]) -> None:
+        for reservation in lifted:
+            self.tree.add(reservation.cluster_queue, reservation.usage)
 
     def release(self) -> None:
         """Give every reservation back: the cycle's decisions are made."""
