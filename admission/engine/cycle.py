@@ -31,7 +31,7 @@ from admission.engine.hierarchy import hierarchical_victims
 from admission.engine.preemption import Search, Victim, Wanted, can_preempt, find_victims
 from admission.engine.queues import Entry, entry
 from admission.engine.quick_filter import QuickFilter
-from admission.engine.reservations import Reservations
+from admission.engine.reservations import Reservation, Reservations
 from admission.engine.statuses import PendingStatuses, Waiting
 from admission.engine.types import (
     AdmissionDecision,
@@ -59,6 +59,8 @@ Usage = Mapping[FlavorResource, int]
 # from nearer up the cohort tree (or with a lower share), then the pending order:
 # (borrowing height, fair share after admission, -priority, creation, key).
 CohortKey = tuple[int, int, int, datetime, str]
+
+_NOTHING_LIFTED: list[Reservation] = []  # shared, never changed
 
 # Reasons worth adding to a workload that is held back anyway: they will not go away alone.
 _PERMANENT = frozenset({WaitReason.NO_MATCHING_FLAVOR, WaitReason.EXCEEDS_MAX_QUOTA})
@@ -224,11 +226,18 @@ class _Cycle:
                     continue
             head = mine[at]
             workload = head.workload
-            # Reservations for lower-priority workloads do not hold this one back.
-            lifted = self.reservations.lift(name, workload.priority) if reserving else ()
+            shape_id = self.memo.shape(workload, head.key)
+            outcome = self.memo.outcome(cq, workload, shape_id)
+            lifted = _NOTHING_LIFTED
+            if reserving and outcome.mode is not Mode.FIT:
+                # Reservations for lower priorities do not hold it back.
+                searching = outcome.mode is Mode.PREEMPT and self._may_search(
+                    self.tree.root(name))
+                lifted = self.reservations.lift(name, workload, outcome.usage,
+                                                searching=searching)
+                if lifted:
+                    outcome = self.memo.outcome(cq, workload, shape_id)
             try:
-                shape_id = self.memo.shape(workload, head.key)
-                outcome = self.memo.outcome(cq, workload, shape_id)
                 # A borrower waits for the non-borrowing heads of its cohort; one that does
                 # not fit in a settled pool is decided at once: waiting cannot help it. Nor
                 # can it help a head no node can hold, and waiting would hold back its queue.

@@ -79,14 +79,20 @@ _NONE: list[Reservation] = []  # nothing lifted (shared, never changed)
 
 
 class Reservations:
-    """The reservations made in one cycle, per quota pool, in the order made."""
+    """The reservations made in one cycle: per quota pool, per ClusterQueue, one each.
 
-    __slots__ = ("by_pool", "queues", "tree")
+    A reservation holds back the workloads of no higher priority than its holder, its own
+    queue's later ones included (Kueue would decide those in later cycles, while the
+    holder still waits: the same quota is not theirs either). Workloads of higher priority
+    are decided with it out of the tree, where that could change their decision."""
+
+    __slots__ = ("by_pool", "lowest", "queues", "tree")
 
     def __init__(self, tree: QuotaTree) -> None:
         self.tree = tree
         self.by_pool: dict[str, list[Reservation]] = {}
-        self.queues: set[str] = set()  # those holding one: Kueue decides one head per queue
+        self.lowest: dict[str, int] = {}  # per pool, the lowest holder priority
+        self.queues: set[str] = set()  # those that reserved: Kueue decides one head each
 
     def reserve(self, cq: ClusterQueue, workload: Workload, usage: Usage, *, borrows: bool,
                 fair_sharing: bool) -> None:
@@ -104,19 +110,31 @@ class Reservations:
         if kept:
             tree.add(cq.name, kept)
             self.queues.add(cq.name)
-            self.by_pool.setdefault(tree.root(cq.name), []).append(
+            root = tree.root(cq.name)
+            self.by_pool.setdefault(root, []).append(
                 Reservation(workload.key, workload.priority, cq.name, kept))
+            self.lowest[root] = min(self.lowest.get(root, workload.priority),
+                                    workload.priority)
 
-    def lift(self, cq: str, priority: int) -> list[Reservation]:
+    def lift(self, cq: str, workload: Workload, usage: Usage, *,
+             searching: bool) -> list[Reservation]:
         """Take out of the tree the reservations of ``cq``'s pool made for workloads of
-        lower priority than ``priority`` (they hold back only workloads of no higher
-        priority than their own); ``restore`` puts them back."""
-        made = self.by_pool.get(self.tree.root(cq))
-        if not made:
+        lower priority than ``workload`` (wanting ``usage``): they do not hold it back.
+        Only where it may look for victims (``searching``) or giving them back could make
+        ``usage`` fit: elsewhere they change nothing. ``restore`` puts them back."""
+        tree = self.tree
+        root = tree.root(cq)
+        made = self.by_pool.get(root)
+        priority = workload.priority
+        if not made or priority <= self.lowest[root]:
             return _NONE
         lower = [r for r in made if r.priority < priority]
+        if not searching:
+            for fr, amount in usage.items():
+                if amount > tree.available(cq, fr) + sum(r.usage.get(fr, 0) for r in lower):
+                    return _NONE
         for reservation in lower:
-            self.tree.remove(reservation.cluster_queue, reservation.usage)
+            tree.remove(reservation.cluster_queue, reservation.usage)
         return lower
 
     def restore(self, lifted: list[Reservation]) -> None:
@@ -126,11 +144,11 @@ class Reservations:
     def release(self) -> None:
         """Give every reservation back: the cycle's decisions are made."""
         for made in self.by_pool.values():
-            for reservation in reversed(made):
+            for reservation in made:
                 self.tree.remove(reservation.cluster_queue, reservation.usage)
 
     def holding(self, cq: str, workload: Workload, usage: Usage) -> Reservation | None:
-        """The first reservation in ``cq``'s pool, made for another workload of no lower
+        """The first reservation in ``cq``'s pool made for another workload of no lower
         priority, of a slot ``usage`` takes."""
         for reservation in self.by_pool.get(self.tree.root(cq), ()):
             if (reservation.holder != workload.key and reservation.priority >= workload.priority
