@@ -11,7 +11,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 
 from admission.engine import reasons, transitions
 from admission.engine.candidates import FailedSearches
@@ -31,7 +31,7 @@ from admission.engine.hierarchy import hierarchical_victims
 from admission.engine.preemption import Search, Victim, Wanted, can_preempt, find_victims
 from admission.engine.queues import Entry, entry
 from admission.engine.quick_filter import QuickFilter
-from admission.engine.reservations import Reservation, Reservations
+from admission.engine.reservations import Reservations
 from admission.engine.statuses import PendingStatuses, Waiting
 from admission.engine.types import (
     AdmissionDecision,
@@ -60,7 +60,11 @@ Usage = Mapping[FlavorResource, int]
 # (borrowing height, fair share after admission, -priority, creation, key).
 CohortKey = tuple[int, int, int, datetime, str]
 
-_NOTHING_LIFTED: list[Reservation] = []  # shared, never changed
+# What a heap entry is: a queue's head, a head put back with its actual key (it borrows),
+# or the point where a planned reservation is made.
+_HEAD, _REQUEUED, _RESERVE = 0, 1, 2
+# A reservation goes before the borrowers of its holder's priority, whenever they came.
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
 
 # Reasons worth adding to a workload that is held back anyway: they will not go away alone.
 _PERMANENT = frozenset({WaitReason.NO_MATCHING_FLAVOR, WaitReason.EXCEEDS_MAX_QUOTA})
@@ -203,15 +207,18 @@ class _Cycle:
 
     def _admit(self, queued: dict[str, list[Entry]]) -> None:
         """Decide queue heads, cohort order first, until every queue is through."""
-        heap: list[tuple[CohortKey, bool, str]] = []
+        heap: list[tuple[CohortKey, int, str]] = []
         index = dict.fromkeys(queued, 0)
         push, pop = heapq.heappush, heapq.heappop
         short = self.filter.short
-        reserving = False  # whether any reservation was made yet
         for name in sorted(queued):
-            push(heap, (_optimistic(queued[name][0]), False, name))
+            push(heap, (_optimistic(queued[name][0]), _HEAD, name))
         while heap:
-            key, requeued, name = pop(heap)
+            key, kind, name = pop(heap)
+            if kind == _RESERVE:
+                self.reservations.make(name)
+                continue
+            requeued = kind == _REQUEUED
             cq = self.queues[name]
             mine = queued[name]
             at = index[name]
@@ -222,48 +229,38 @@ class _Cycle:
                     continue
                 if at > start:
                     index[name] = at
-                    push(heap, (_optimistic(mine[at]), False, name))
+                    push(heap, (_optimistic(mine[at]), _HEAD, name))
                     continue
             head = mine[at]
             workload = head.workload
             shape_id = self.memo.shape(workload, head.key)
             outcome = self.memo.outcome(cq, workload, shape_id)
-            lifted = _NOTHING_LIFTED
-            if reserving and outcome.mode is not Mode.FIT:
-                # Reservations for lower priorities do not hold it back.
-                searching = outcome.mode is Mode.PREEMPT and self._may_search(
-                    self.tree.root(name))
-                lifted = self.reservations.lift(name, workload, outcome.usage,
-                                                searching=searching)
-                if lifted:
-                    outcome = self.memo.outcome(cq, workload, shape_id)
-            try:
-                # A borrower waits for the non-borrowing heads of its cohort; one that does
-                # not fit in a settled pool is decided at once: waiting cannot help it. Nor
-                # can it help a head no node can hold, and waiting would hold back its queue.
-                if not requeued and (outcome.mode is Mode.FIT or not settled) and not (
-                        self.capacity is not None and self.why.oversized(cq, workload, shape_id)):
-                    actual = self._cohort_key(cq, workload, outcome, key)
-                    if actual > key:
-                        push(heap, (actual, True, name))
-                        continue
-                # Once a head fails, its queue's room is short: the quick filter starts paying.
-                if outcome.mode is Mode.FIT:
-                    short.discard(name)
-                else:
-                    short.add(name)
-                blocking = self._decide(cq, workload, outcome, shape_id)
-                at = index[name] = at + 1
-                if blocking and cq.queueing_strategy is QueueingStrategy.STRICT_FIFO:
-                    for behind in mine[at:]:
-                        self._block(cq, behind.workload, workload.key)
+            # A borrower waits for the non-borrowing heads of its cohort; one that does
+            # not fit in a settled pool is decided at once: waiting cannot help it. Nor
+            # can it help a head no node can hold, and waiting would hold back its queue.
+            if not requeued and (outcome.mode is Mode.FIT or not settled) and not (
+                    self.capacity is not None and self.why.oversized(cq, workload, shape_id)):
+                actual = self._cohort_key(cq, workload, outcome, key)
+                if actual > key:
+                    push(heap, (actual, _REQUEUED, name))
                     continue
-                if at < len(mine):
-                    push(heap, (_optimistic(mine[at]), False, name))
-            finally:
-                if lifted:
-                    self.reservations.restore(lifted)
-                reserving = bool(self.reservations.by_pool)
+            # Once a head fails, its queue's room is short: the quick filter starts paying.
+            if outcome.mode is Mode.FIT:
+                short.discard(name)
+            else:
+                short.add(name)
+            blocking = self._decide(cq, workload, outcome, shape_id)
+            if name in self.reservations.fresh:
+                self.reservations.fresh.discard(name)
+                push(heap, ((self._height(cq, outcome), 0, -workload.priority, _EARLIEST, ""),
+                            _RESERVE, name))
+            at = index[name] = at + 1
+            if blocking and cq.queueing_strategy is QueueingStrategy.STRICT_FIFO:
+                for behind in mine[at:]:
+                    self._block(cq, behind.workload, workload.key)
+                continue
+            if at < len(mine):
+                push(heap, (_optimistic(mine[at]), _HEAD, name))
         # Reasons are written against the state the workloads wait in: without reservations.
         self.reservations.release()
 
@@ -289,12 +286,18 @@ class _Cycle:
         share, height = 0, 1
         if self.snapshot.fair_sharing:
             share = dominant_share(self.tree, cq.name, cq.fair_sharing_weight, outcome.usage)
-        elif self.tree.pool_height(cq.name) > 1:
-            # Kueue: who borrows less far up the tree goes first, whatever the priority.
-            tree, name = self.tree, cq.name
-            height = max(1, *(tree.borrowing_height(name, fr, amount)[0]
-                              for fr, amount in outcome.usage.items()))
+        else:
+            height = self._height(cq, outcome)
         return (height, share, *pending_order(workload))
+
+    def _height(self, cq: ClusterQueue, outcome: Outcome) -> int:
+        """How far up the cohort tree ``outcome`` borrows, at least 1 (Kueue: who borrows
+        less far up goes first, whatever the priority)."""
+        if not outcome.borrows or self.tree.pool_height(cq.name) < 2:
+            return 1
+        tree, name = self.tree, cq.name
+        return max((tree.borrowing_height(name, fr, amount)[0]
+                    for fr, amount in outcome.usage.items()), default=1) or 1
 
     def _decide(self, cq: ClusterQueue, workload: Workload, outcome: Outcome,
                 shape_id: int) -> bool:
@@ -341,8 +344,8 @@ class _Cycle:
         # state the workload waits in, and one evaluation then serves every equal shape.
         self.waiting[workload.key] = Waiting(cq.name, [], quota=True)
         if mode is Mode.PREEMPT:
-            self.reservations.reserve(cq, workload, usage, borrows=outcome.borrows,
-                                      fair_sharing=self.snapshot.fair_sharing)
+            self.reservations.plan(cq, workload, usage, borrows=outcome.borrows,
+                                   fair_sharing=self.snapshot.fair_sharing)
             return True
         return False
 

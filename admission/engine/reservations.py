@@ -12,8 +12,10 @@ back. A StrictFIFO head is such a workload like any other; its queue waits behin
 How much is reserved, per (flavor, resource) it would take: within nominal quota, what is
 left of the ClusterQueue's nominal quota (never more than it asked); borrowing, all of it,
 or up to nominal plus borrowing limit where one is set. A reservation is usage in the
-quota tree, so every later decision of the cycle sees it, and it is released when the
-admission pass ends: the workloads it held back wait with ``ReservedByHigherPriority``.
+quota tree, made where Kueue's order would decide the workload among the borrowers
+(after every workload within nominal quota, by priority among the borrowers), so every
+decision after it sees it; it is released when the admission pass ends, and the workloads
+it held back wait with ``ReservedByHigherPriority``.
 """
 
 from __future__ import annotations
@@ -75,83 +77,62 @@ def to_reserve(tree: QuotaTree, cq: str, usage: Usage, *,
     return out
 
 
-_NONE: list[Reservation] = []  # nothing lifted (shared, never changed)
-
-
 class Reservations:
-    """The reservations made in one cycle: per quota pool, per ClusterQueue, one each.
+    """The reservations of one cycle: planned when a workload finds no victims, made when
+    the admission pass reaches the point where Kueue would have decided that workload
+    among the borrowers (``Reservations.key``), so that only the workloads decided after
+    it are held back: its own queue's later ones within nominal quota, and borrowers of
+    higher priority, still go first. One per ClusterQueue (Kueue decides one head per
+    queue a cycle)."""
 
-    A reservation holds back the workloads of no higher priority than its holder, its own
-    queue's later ones included (Kueue would decide those in later cycles, while the
-    holder still waits: the same quota is not theirs either). Workloads of higher priority
-    are decided with it out of the tree, where that could change their decision."""
-
-    __slots__ = ("by_pool", "lowest", "queues", "tree")
+    __slots__ = ("by_pool", "fresh", "planned", "queues", "tree")
 
     def __init__(self, tree: QuotaTree) -> None:
         self.tree = tree
         self.by_pool: dict[str, list[Reservation]] = {}
-        self.lowest: dict[str, int] = {}  # per pool, the lowest holder priority
-        self.queues: set[str] = set()  # those that reserved: Kueue decides one head each
+        # ClusterQueue -> (holder, the quota it would take, whether that borrows)
+        self.planned: dict[str, tuple[Workload, dict[FlavorResource, int], bool]] = {}
+        self.queues: set[str] = set()  # those that planned one this cycle
+        self.fresh: set[str] = set()  # planned, the point where to make it not yet set
 
-    def reserve(self, cq: ClusterQueue, workload: Workload, usage: Usage, *, borrows: bool,
-                fair_sharing: bool) -> None:
-        """Keep what ``workload`` (which needs preemption and found no victims) would take,
-        where Kueue's rule says so."""
+    def plan(self, cq: ClusterQueue, workload: Workload, usage: Usage, *, borrows: bool,
+             fair_sharing: bool) -> bool:
+        """Plan to keep what ``workload`` (which needs preemption and found no victims)
+        would take, where Kueue's rule says so; True when planned."""
         tree = self.tree
         if cq.name in self.queues:
-            return  # its first such workload holds the queue's share
+            return False  # its first such workload holds the queue's share
         if cq.preemption.reclaim_within_cohort is ReclaimWithinCohort.ANY:
-            return  # lent quota always comes back: no need to hold it
+            return False  # lent quota always comes back: no need to hold it
         if not tree.in_cohort(cq.name) or not preemption_possible(
                 tree, cq, usage, fair_sharing=fair_sharing):
-            return
-        kept = to_reserve(tree, cq.name, usage, borrows=borrows)
+            return False
+        self.queues.add(cq.name)
+        self.fresh.add(cq.name)
+        self.planned[cq.name] = (workload, dict(usage), borrows)
+        return True
+
+    def make(self, cq: str) -> None:
+        """Reserve what the planned workload of ``cq`` would take, as the queue stands now."""
+        holder, usage, borrows = self.planned.pop(cq)
+        kept = to_reserve(self.tree, cq, usage, borrows=borrows)
         if kept:
-            tree.add(cq.name, kept)
-            self.queues.add(cq.name)
-            root = tree.root(cq.name)
-            self.by_pool.setdefault(root, []).append(
-                Reservation(workload.key, workload.priority, cq.name, kept))
-            self.lowest[root] = min(self.lowest.get(root, workload.priority),
-                                    workload.priority)
-
-    def lift(self, cq: str, workload: Workload, usage: Usage, *,
-             searching: bool) -> list[Reservation]:
-        """Take out of the tree the reservations of ``cq``'s pool made for workloads of
-        lower priority than ``workload`` (wanting ``usage``): they do not hold it back.
-        Only where it may look for victims (``searching``) or giving them back could make
-        ``usage`` fit: elsewhere they change nothing. ``restore`` puts them back."""
-        tree = self.tree
-        root = tree.root(cq)
-        made = self.by_pool.get(root)
-        priority = workload.priority
-        if not made or priority <= self.lowest[root]:
-            return _NONE
-        lower = [r for r in made if r.priority < priority]
-        if not searching:
-            for fr, amount in usage.items():
-                if amount > tree.available(cq, fr) + sum(r.usage.get(fr, 0) for r in lower):
-                    return _NONE
-        for reservation in lower:
-            tree.remove(reservation.cluster_queue, reservation.usage)
-        return lower
-
-    def restore(self, lifted: list[Reservation]) -> None:
-        for reservation in lifted:
-            self.tree.add(reservation.cluster_queue, reservation.usage)
+            self.tree.add(cq, kept)
+            self.by_pool.setdefault(self.tree.root(cq), []).append(
+                Reservation(holder.key, holder.priority, cq, kept))
 
     def release(self) -> None:
         """Give every reservation back: the cycle's decisions are made."""
+        self.planned.clear()
         for made in self.by_pool.values():
             for reservation in made:
                 self.tree.remove(reservation.cluster_queue, reservation.usage)
 
     def holding(self, cq: str, workload: Workload, usage: Usage) -> Reservation | None:
-        """The first reservation in ``cq``'s pool made for another workload of no lower
-        priority, of a slot ``usage`` takes."""
+        """The first reservation in ``cq``'s pool, made for another workload, of a slot
+        ``usage`` takes."""
         for reservation in self.by_pool.get(self.tree.root(cq), ()):
-            if (reservation.holder != workload.key and reservation.priority >= workload.priority
-                    and any(fr in usage for fr in reservation.usage)):
+            if reservation.holder != workload.key and any(
+                    fr in usage for fr in reservation.usage):
                 return reservation
         return None
