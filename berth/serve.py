@@ -31,7 +31,7 @@ from api.deps import AppContext
 from api.metrics import observe_cycle
 from berth import settings
 from berth.database import Database
-from berth.demo.stream import run_demo
+from berth.demo.live import run_demo
 from berth.readiness import ReadinessCheck
 from berth.settings import SettingsError
 from quota.ledger.notify import ChangeListener
@@ -105,6 +105,7 @@ def admission_loop(
         sessions,
         actuator,
         fair_sharing=config.fair_sharing.enable,
+        pods_ready=config.pods_ready,
         crash=config.loop.crash_hook(),
     )
 
@@ -144,6 +145,7 @@ def kube_settings(config: settings.Settings, **knobs: Any) -> KubeSettings:
         taint_nodes=kube.taint_nodes,
         health=config.health.thresholds,
         device_error_exit_codes=config.health.device_error_exit_codes,
+        pods_ready=config.pods_ready.enable,
         **knobs,
     )
 

@@ -40,6 +40,7 @@ from admission.simulate.limits import SimulationLimits
 from berth.embedded import default_home
 from quota.core.errors import BerthError
 from quota.core.node_health import DEFAULT_DEVICE_ERROR_EXIT_CODES, HealthThresholds
+from quota.core.pods_ready import DISABLED, PodsReadyPolicy, RequeuingTimestamp, parse_duration
 from quota.ledger.connect import ConnectionLimits
 
 if TYPE_CHECKING:
@@ -148,6 +149,7 @@ class Settings:
     health: HealthSettings = field(default_factory=HealthSettings)
     simulation: SimulationLimits = field(default_factory=SimulationLimits)
     fair_sharing: FairSharingSettings = field(default_factory=FairSharingSettings)
+    pods_ready: PodsReadyPolicy = DISABLED  # Kueue's waitForPodsReady
     client: ClientSettings = field(default_factory=ClientSettings)
 
 
@@ -252,6 +254,12 @@ def _tokens(raw: object) -> tuple[Grant, ...]:
     return parse_tokens(",".join(_items(raw)))
 
 
+def _timestamp(raw: object) -> RequeuingTimestamp:
+    if str(raw) not in tuple(RequeuingTimestamp):
+        raise ValueError(f"{raw!r} is not Eviction or Creation")
+    return RequeuingTimestamp(str(raw))
+
+
 def _crash_at(raw: object) -> str:
     text = _text(raw)
     CrashHook.parse(text)
@@ -278,6 +286,7 @@ class Setting:
 
 
 S = Setting
+_W, _R = "waitForPodsReady.", "waitForPodsReady.requeuingStrategy."
 SETTINGS: tuple[Setting, ...] = (
     S("BERTH_DATABASE_URL", "database.url", "database.url", _url,
       "external PostgreSQL (`postgresql://…`); unset: the embedded server", "--database-url"),
@@ -358,6 +367,23 @@ SETTINGS: tuple[Setting, ...] = (
       "Kueue's fair sharing: borrowers go first, and preempt, by their weighted share of "
       "what the cohort lends (see below)",
       "--fair-sharing"),
+    S("BERTH_WAIT_FOR_PODS_READY", "pods_ready.enable", _W + "enable", _flag, "all-or-nothing "
+      "start: evict and requeue with backoff a workload whose pods are not all Ready in time"),
+    S("BERTH_PODS_READY_TIMEOUT", "pods_ready.timeout", _W + "timeout", parse_duration,
+      "from admission to all pods Ready (`5m`, `90s`, `1h30m`)", default="`5m`"),
+    S("BERTH_PODS_READY_BLOCK_ADMISSION", "pods_ready.block_admission", _W + "blockAdmission",
+      _flag, "admit nothing while an admitted workload's pods are not all Ready"),
+    S("BERTH_PODS_READY_RECOVERY_TIMEOUT", "pods_ready.recovery_timeout", _W + "recoveryTimeout",
+      parse_duration, "how long a Ready workload may lack Ready pods; `0s`: not checked",
+      default="the timeout"),
+    S("BERTH_PODS_READY_REQUEUING_TIMESTAMP", "pods_ready.timestamp", _R + "timestamp",
+      _timestamp, "`Eviction` or `Creation`; read, the queue order stays by creation"),
+    S("BERTH_PODS_READY_BACKOFF_LIMIT_COUNT", "pods_ready.backoff_limit_count",
+      _R + "backoffLimitCount", _whole(0), "requeues before it is deactivated; unset: no limit"),
+    S("BERTH_PODS_READY_BACKOFF_BASE_SECONDS", "pods_ready.backoff_base_seconds",
+      _R + "backoffBaseSeconds", _whole(1), "first requeue backoff; the n-th is base × 2^(n-1)"),
+    S("BERTH_PODS_READY_BACKOFF_MAX_SECONDS", "pods_ready.backoff_max_seconds",
+      _R + "backoffMaxSeconds", _whole(1), "longest requeue backoff"),
     S("BERTH_SERVER", "client.server", "client.server", _server,
       "the Berth API every object and workload command talks to", "--server"),
     S("BERTH_TOKEN", "client.token", "client.token", _text,
@@ -466,4 +492,7 @@ def _checked(tree: Settings) -> Settings:
             f"BERTH_BACKOFF_MAX_SECONDS ({loop.backoff_max:g})",
             field="BERTH_BACKOFF_FIRST_SECONDS",
         )
+    if not tree.pods_ready.timeout:
+        raise SettingsError("BERTH_PODS_READY_TIMEOUT: must be longer than 0s",
+                            field="BERTH_PODS_READY_TIMEOUT")
     return tree

@@ -21,6 +21,8 @@ In reading order:
   it writes for those left waiting.
 - ``cycle``: one admission cycle, written as named steps.
 - ``node_faults``: which admitted workloads a node fault evicts.
+- ``pods_ready``: which admitted workloads waitForPodsReady evicts (or deactivates), and
+  the admitted one blockAdmission waits for.
 - ``transitions``: what an admission, an eviction, a checkpoint or a grace expiry does to
   a workload; the loop's plan and the simulator both move workloads through it.
 - ``stored_form``: a verdict as the ledger stores it.

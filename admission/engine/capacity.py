@@ -227,6 +227,39 @@ class Capacity:
         if placement:
             self.occupy(workload.key, placement, workload.pod_sets)
 
+    def reserve(self, key: str, victims: Iterable[str], demands: Sequence[Demand]) -> None:
+        """Hold, for preemptor ``key`` waiting for ``victims`` to go, the free room its
+        ``demands`` would take once they have: nobody else is placed there this cycle,
+        else a lower workload admitted there would only be its next victim, again and
+        again (the demo's 2x8-GPU Job behind a checkpointing victim evicted two 8-GPU
+        Jobs in turn, forever)."""
+        freed: Taken = {}
+        for victim in victims:
+            for node, amounts in self._held.get(victim, ()):
+                _add(freed.setdefault(node, {}), amounts)
+        placed, failed = self._walk(
+            demands, {node: {r: -a for r, a in amounts.items()} for node, amounts in freed.items()}
+        )
+        if failed is not None:
+            return
+        requests = {pod_set.name: pod_set.requests for pod_set, _, _ in demands}
+        held = self._held.setdefault(f"{key} (reserved)", [])
+        for item in placed:
+            for node, pods in item.nodes.items():
+                spare = freed.get(node, {})
+                amounts = {}
+                for resource, per_pod in requests.get(item.name, {}).items():
+                    wanted = per_pod * pods
+                    from_victims = min(wanted, spare.get(resource, 0))
+                    spare[resource] = spare.get(resource, 0) - from_victims
+                    if wanted > from_victims:
+                        amounts[resource] = wanted - from_victims
+                if amounts:
+                    _add(self.rooms[node].used, amounts)
+                    held.append((node, amounts))
+                    self._changed.append(node)
+        self.version += 1
+
     def release(self, key: str) -> None:
         """Give back what workload ``key`` occupies (evicted or finished)."""
         held = self._held.pop(key, None)

@@ -63,7 +63,7 @@ def workload_reasons(snapshot: Snapshot, workload: Workload) -> list[Reason]:
     invalid request."""
     out: list[Reason] = []
     if is_deactivated(workload):
-        out.append(reasons.deactivated())
+        out.append(reasons.deactivated(workload.deactivation))
     if workload.priority_class is not None and workload.priority_class not in (
         snapshot.priority_classes
     ):

@@ -28,6 +28,7 @@ from admission.engine.cycle_reasons import WaitReasons
 from admission.engine.fairshare import dominant_share
 from admission.engine.flavors import Assigner, Mode, Plan, partial_plan
 from admission.engine.hierarchy import hierarchical_victims
+from admission.engine.pods_ready import unready_holder
 from admission.engine.preemption import Search, Victim, Wanted, can_preempt, find_victims
 from admission.engine.queues import Entry, entry
 from admission.engine.quick_filter import QuickFilter
@@ -104,6 +105,11 @@ class _Cycle:
         self.no_partial: set[tuple[str, int, int]] = set()
         # Quota kept for workloads needing preemption that found no victims, this cycle.
         self.reservations = Reservations(self.tree)
+        # blockAdmission: the admitted workload whose pods are not all Ready yet, if any;
+        # while there is one, nothing is admitted (and, once one is, nothing more).
+        policy = snapshot.pods_ready
+        self.blocking_ready = policy.enable and policy.block_admission
+        self.unready = unready_holder(snapshot.workloads) if self.blocking_ready else None
         self.why = WaitReasons(self.queues, self.tree, self.holdings, self.memo,
                                self.assigner, self.capacity, self.reservations)
         self.search = Search(self.tree, self.queues, self.holdings, self.protected,
@@ -186,6 +192,11 @@ class _Cycle:
                 self._hold(key, workload)
                 continue
             assert target is not None  # clear: the LocalQueue names a ClusterQueue
+            until = workload.requeue_at
+            if until is not None and until > self.now:  # backing off after PodsReadyTimeout
+                self.waiting[key] = Waiting(
+                    target, [reasons.pods_ready_backoff(until, workload.requeue_count)])
+                continue
             queued.setdefault(target, []).append(found)
         for entries in queued.values():
             entries.sort()
@@ -214,6 +225,10 @@ class _Cycle:
         for name in sorted(queued):
             push(heap, (_optimistic(queued[name][0]), _HEAD, name))
         while heap:
+            if self.unready is not None:
+                self._wait_ready(queued, index,
+                                 [name for _, kind, name in heap if kind != _RESERVE])
+                break
             key, kind, name = pop(heap)
             if kind == _RESERVE:
                 self.reservations.make(name)
@@ -324,7 +339,7 @@ class _Cycle:
         if mode is not Mode.NO_FIT:
             victims = self._victims(cq, workload, usage, shape_id)
             if victims:
-                return self._preempt(cq, workload, victims)
+                return self._preempt(cq, workload, victims, shape_id)
         if roomless:  # its reason is written after the pass, like a quota reason
             self.filter.short.add(cq.name)
             self.waiting[workload.key] = self.filter.parking(cq.name)
@@ -405,12 +420,24 @@ class _Cycle:
         self.holdings.add(cq, admitted, dict(usage))
         self.protected.add(workload.key)
         self.admitted.append(AdmissionDecision(workload.key, admission, borrows))
+        if self.blocking_ready:
+            self.unready = workload.key  # its pods start now: the rest waits for them
+
+    def _wait_ready(self, queued: dict[str, list[Entry]], index: Mapping[str, int],
+                    names: Sequence[str]) -> None:
+        """blockAdmission: every workload still queued waits for ``self.unready``."""
+        assert self.unready is not None
+        reason = reasons.pods_ready_blocked(self.unready)
+        for name in sorted(set(names)):
+            for behind in queued[name][index[name]:]:
+                self.waiting[behind.key] = Waiting(name, [reason])
 
     def _release(self, key: str) -> None:
         if self.capacity is not None:
             self.capacity.release(key)
 
-    def _preempt(self, cq: ClusterQueue, workload: Workload, victims: Sequence[Victim]) -> bool:
+    def _preempt(self, cq: ClusterQueue, workload: Workload, victims: Sequence[Victim],
+                 shape_id: int) -> bool:
         waiting_on: list[str] = []
         deadline: datetime | None = None
         root = self.tree.root(cq.name)
@@ -447,8 +474,12 @@ class _Cycle:
                     return False
                 self.waiting[workload.key] = self.why.no_room(cq, workload, plan)
                 return True
-        # What it waits for is spoken for: no later preemptor in this cycle counts on it.
+        # What it waits for is spoken for: no later preemptor in this cycle counts on it,
+        # and no later workload takes the free nodes it will need beside its victims'.
         self.protected.update(waiting_on)
+        if self.capacity is not None:
+            plan = self.memo.plan(cq, workload, shape_id)
+            self.capacity.reserve(workload.key, waiting_on, demands(workload, plan.pod_sets))
         found = [reasons.waiting_for_preempted(sorted(waiting_on), deadline)]
         self.waiting[workload.key] = Waiting(cq.name, found)
         return True

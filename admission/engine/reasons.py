@@ -11,6 +11,7 @@ from datetime import datetime
 from admission.engine.flavors import FlavorTry, Mode, Plan
 from admission.engine.types import Reason
 from admission.engine.verdict import Finding
+from quota.core.pods_ready import REQUEUING_LIMIT_EXCEEDED
 from quota.core.quantity import format_quantity
 from quota.core.reasons import WaitReason
 from quota.core.tree import FlavorResource, QuotaTree
@@ -24,8 +25,37 @@ def sort_reasons(reasons: Iterable[Reason]) -> tuple[Reason, ...]:
     return tuple(sorted(reasons, key=lambda r: r.code.precedence))
 
 
-def deactivated() -> Reason:
+def deactivated(why: str | None = None) -> Reason:
+    """An admin's deactivation, or Berth's own for ``why`` (e.g. the requeuing limit)."""
+    if why == REQUEUING_LIMIT_EXCEEDED:
+        return Reason(
+            WaitReason.DEACTIVATED,
+            "the workload is deactivated: it exceeded the maximum number of re-queuing "
+            "retries after PodsReadyTimeout (waitForPodsReady.requeuingStrategy."
+            "backoffLimitCount)",
+            {"reason": why},
+        )
     return Reason(WaitReason.DEACTIVATED, "the workload is deactivated (active: false)", {})
+
+
+def pods_ready_backoff(until: datetime, requeues: int) -> Reason:
+    """Waiting out its requeue backoff after a PodsReadyTimeout eviction."""
+    return Reason(
+        WaitReason.WAITING_FOR_PODS_READY,
+        f"its pods were not all Ready in time (PodsReadyTimeout, requeue {requeues}); it "
+        f"backs off until {until.isoformat()}",
+        {"until": until.isoformat(), "requeueCount": requeues},
+    )
+
+
+def pods_ready_blocked(workload: str) -> Reason:
+    """blockAdmission: nothing is admitted while ``workload``'s pods are not all Ready."""
+    return Reason(
+        WaitReason.WAITING_FOR_PODS_READY,
+        f"waiting for all admitted workloads to have their pods Ready: {workload} is not "
+        "ready yet (waitForPodsReady.blockAdmission)",
+        {"workload": workload},
+    )
 
 
 def misconfigured(obj: str, problem: str) -> Reason:

@@ -3,7 +3,8 @@
 The durable loop (``admission.loop.plan``) and the simulator (``admission.simulate.run``)
 move workloads through these functions alone, so ``berth serve`` and ``berth simulate``
 agree on a workload's state, eviction count, timestamps and checkpoint annotations after
-every admission, preemption, node fault (``node_faults``), checkpoint and grace expiry.
+every admission, preemption, node fault (``node_faults``), pods-ready timeout
+(``pods_ready``), change of pod readiness, checkpoint and grace expiry.
 What each adds is its own: the loop writes the ledger rows, events and actuations; the
 simulator keeps its timers on the virtual clock.
 
@@ -25,6 +26,7 @@ from quota.core.checkpoints import (
     reports_after,
     with_checkpoint,
 )
+from quota.core.pods_ready import Readiness, next_readiness
 from quota.core.reasons import EvictionReason
 from quota.core.workload import Admission, Workload, WorkloadState
 
@@ -36,9 +38,21 @@ GRACE_EXPIRED = "CheckpointGraceExpired"
 
 
 def admitted(workload: Workload, admission: Admission, now: datetime) -> Workload:
-    """Holding quota by ``admission`` since ``now``; a past eviction's stamp cleared."""
+    """Holding quota by ``admission`` since ``now``; a past eviction's stamp cleared, its
+    pods waiting to start (waitForPodsReady)."""
     return replace(workload, state=WorkloadState.ADMITTED, admission=admission,
-                   admitted_at=now, evicted_at=None)  # fmt: skip
+                   admitted_at=now, evicted_at=None, readiness=Readiness.WAIT_FOR_START,
+                   readiness_since=now)  # fmt: skip
+
+
+def pods_ready(workload: Workload, ready: bool, now: datetime) -> Workload | None:
+    """``workload`` with its pods all Ready (``ready``) or not since ``now``; None when
+    that changes nothing (not admitted, or no change: ``next_readiness``)."""
+    if workload.state is not WorkloadState.ADMITTED:
+        return None
+    readiness = next_readiness(workload.readiness, ready)
+    return None if readiness is None else replace(workload, readiness=readiness,
+                                                  readiness_since=now)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +63,24 @@ class Eviction:
     grace: timedelta | None = None  # None: its quota is released now
 
 
-def evicted(workload: Workload, reason: str, now: datetime) -> Eviction:
+def evicted(
+    workload: Workload,
+    reason: str,
+    now: datetime,
+    *,
+    requeue_at: datetime | None = None,
+    deactivation: str | None = None,
+) -> Eviction:
     """``workload`` evicted for ``reason`` at ``now``: with a grace for a graceful reason it
     is ``Evicting`` and keeps its admission; else it releases its quota, deactivated for
-    reason Deactivated, back in the queue for any other."""
+    reason Deactivated, back in the queue for any other. ``requeue_at``: a PodsReadyTimeout
+    requeue, counted, that waits until then; ``deactivation``: why Berth deactivates it."""
     count = workload.eviction_count + 1
+    if requeue_at is not None:
+        workload = replace(workload, requeue_count=workload.requeue_count + 1,
+                           requeue_at=requeue_at)  # fmt: skip
+    if deactivation is not None:
+        workload = replace(workload, active=False, deactivation=deactivation)
     grace = checkpoint_grace(workload) if reason in GRACEFUL else None
     if grace is not None:
         return Eviction(

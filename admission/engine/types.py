@@ -21,6 +21,7 @@ from quota.core.model import (
     ResourceFlavor,
     Topology,
 )
+from quota.core.pods_ready import DISABLED, PodsReadyPolicy
 from quota.core.reasons import PreemptionCause, WaitReason
 from quota.core.workload import Admission, Workload
 
@@ -43,6 +44,7 @@ class Snapshot:
     nodes: Mapping[str, Node] = field(default_factory=dict)
     workloads: Mapping[str, Workload] = field(default_factory=dict)  # "ns/name"
     fair_sharing: bool = False
+    pods_ready: PodsReadyPolicy = DISABLED  # waitForPodsReady
     # Shape ids kept across the loop's cycles (admission.engine.shapes.ShapeMemo); a
     # cache only: it never changes a decision, and None builds them afresh.
     shapes: ShapeMemo | None = field(default=None, compare=False)
@@ -94,6 +96,9 @@ class EvictionDecision:
     cluster_queue: str
     reason: str = "Preempted"  # an EvictionReason value
     details: Mapping[str, object] = field(default_factory=dict)  # more for the Evicted event
+    # PodsReadyTimeout: when its requeue backoff ends; Deactivated by Berth: why.
+    requeue_at: datetime | None = None
+    deactivation: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,8 @@ In reading order:
 - ``client``, ``errors``: the one door to the API server, and its errors as Berth's.
 - ``informer``: list, then watch one resource for ever.
 - ``jobs``, ``pods``, ``mirror``, ``reclaim``: the watchers; they call ``admission.intake``.
+- ``readiness``: how many of a workload's pods are Ready (waitForPodsReady), recorded by
+  the Pod watcher.
 - ``templates`` (PURE), ``actuator``: what Berth changes on a Job, and the loop's actuation
   port carried out on Jobs.
 - ``webhook`` (PURE): the mutating webhook's decision.

@@ -20,6 +20,7 @@ from admission.engine.node_faults import DEVICE_ERROR, POD_NODES, DeviceError, p
 from admission.intake.nodes import degrade
 from admission.kube.client import Obj
 from admission.kube.jobs import SessionScope
+from admission.kube.readiness import ReadinessTracker
 from quota.core.node_health import device_error
 from quota.core.workload import HOLDS_QUOTA, Workload
 from quota.ledger import nodes as ledger_nodes
@@ -93,6 +94,7 @@ class PodWatcher:
         notify: Callable[[], None],
         *,
         exit_codes: Set[int],
+        pods_ready: bool = False,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.sessions = sessions
@@ -103,6 +105,8 @@ class PodWatcher:
         self.pods: dict[tuple[str, str], dict[str, tuple[str, datetime | None]]] = {}
         self.written: dict[tuple[str, str], frozenset[str]] = {}  # pod uids last recorded
         self.failed: set[str] = set()  # pod uids whose device error was recorded
+        # waitForPodsReady: the Ready pods of each Job, all-Ready recorded in the ledger.
+        self.readiness = ReadinessTracker(sessions, clock) if pods_ready else None
 
     async def handle(self, kind: str, pod: Obj) -> None:
         meta = pod.get("metadata") or {}
@@ -131,6 +135,9 @@ class PodWatcher:
         if not pods:
             self.pods.pop(key, None)
             self.written.pop(key, None)
+        if self.readiness is not None:
+            created = _time(meta.get("creationTimestamp"))
+            changed = await self.readiness.observe(kind, key, uid, pod, created) or changed
         if changed:
             self.notify()
 

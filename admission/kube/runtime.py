@@ -53,6 +53,7 @@ class KubeSettings:
     taint_nodes: bool  # berth.dev/unhealthy on Nodes out of the pool (admission.kube.taints)
     health: HealthThresholds
     device_error_exit_codes: frozenset[int]
+    pods_ready: bool  # waitForPodsReady: record when a Job's pods are all Ready
     host: str | None = None  # a plain API URL (kubectl proxy, tests); wins over the others
     queue_label: str = QUEUE_NAME_LABEL
     watch_timeout_seconds: int = 300
@@ -184,7 +185,8 @@ async def start_kubernetes(
     if settings.nodes:
         runtime.watch("Node", Informer(kube, NODES, mirror.handle_node, timeout_seconds=timeout))
     if settings.pods:
-        pods = PodWatcher(session_scope, changed, exit_codes=settings.device_error_exit_codes)
+        pods = PodWatcher(session_scope, changed, exit_codes=settings.device_error_exit_codes,
+                          pods_ready=settings.pods_ready)
         informer = Informer(kube, PODS, pods.handle, label_selector=JOB_LABEL,
                             timeout_seconds=timeout)  # fmt: skip
         runtime.watch("Pod", informer)

@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 from admission.engine.collector import collector_paused
 from admission.engine.cycle import run_cycle
 from admission.engine.node_faults import node_evictions
+from admission.engine.pods_ready import pods_ready_evictions
 from admission.engine.stored_form import primary_of
 from admission.engine.workload import checkpoint_grace
 from admission.loop.actuation import (
@@ -40,6 +41,7 @@ from admission.loop.plan import CyclePlan, plan_cycle, plan_evictions, plan_requ
 from admission.loop.reason_budget import cycle_share
 from admission.loop.snapshot_cache import Refreshed, SnapshotCache
 from quota.core.errors import BerthError
+from quota.core.pods_ready import DISABLED, PodsReadyPolicy
 from quota.core.workload import WorkloadState
 from quota.ledger import changes, decisions, lifecycle
 
@@ -89,12 +91,13 @@ class AdmissionLoop:
         *,
         clock: Callable[[], datetime] = _utcnow,
         fair_sharing: bool = False,
+        pods_ready: PodsReadyPolicy = DISABLED,
         crash: CrashHook | None = None,
     ) -> None:
         self.sessions = sessions
         self.actuator = actuator
         self.clock = clock
-        self.cache = SnapshotCache(fair_sharing=fair_sharing)
+        self.cache = SnapshotCache(fair_sharing=fair_sharing, pods_ready=pods_ready)
         self.crash = crash if crash is not None else CrashHook()  # berth serve passes its own
         self.term: int | None = None
         self._reasons_after = 0  # rotation point of detail-only verdict writes
@@ -190,7 +193,9 @@ class AdmissionLoop:
         now = self.clock()
         requeues = plan_requeues(self.cache.records, now)
         view = self.cache.snapshot()
-        faults = node_evictions(view.workloads, view.nodes)
+        # What no engine decision causes: node faults, then pods that are late to be Ready.
+        faults = [*node_evictions(view.workloads, view.nodes),
+                  *pods_ready_evictions(view.workloads, view.nodes, view.pods_ready, now)]
         plan_evictions(requeues, self.cache.records, faults, now)
         stale_requeues = self._commit(requeues, now) if not requeues.empty else ()
         if stale_requeues is None:

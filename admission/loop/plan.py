@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from admission.engine.pods_ready import NODE_FAULT
 from admission.engine.statuses import PendingStatuses
 from admission.engine.stored_form import StoredForms, verdict_of
 from admission.engine.transitions import CHECKPOINTED, admitted, evicted, requeue_due
@@ -166,7 +167,7 @@ def plan_evictions(
     evictions: Sequence[EvictionDecision],
     now: datetime,
 ) -> CyclePlan:
-    """Add evictions decided outside the engine (node faults) to ``plan``."""
+    """Add evictions decided outside the engine (node faults, pods-ready timeouts)."""
     for eviction in evictions:
         record = records.get(eviction.key)
         if record is not None and eviction.key not in plan.records:
@@ -201,7 +202,8 @@ def _evict(
         details["preemptor"] = eviction.preemptor
     if eviction.cause is not None:
         details["why"] = str(eviction.cause)
-    moved = evicted(workload, eviction.reason, now)
+    moved = evicted(workload, eviction.reason, now, requeue_at=eviction.requeue_at,
+                    deactivation=eviction.deactivation)
     event = Event("Evicted", eviction.reason, details)
     end = str(eviction.reason)
     if moved.grace is not None:
@@ -213,9 +215,14 @@ def _evict(
         return
     events: tuple[Event, ...] = (event,)
     if moved.workload.state is WorkloadState.PENDING:
-        events += (Event("Requeued", eviction.reason, {}),)
+        backoff: dict[str, Any] = {}
+        if eviction.requeue_at is not None:  # PodsReadyTimeout: admitted again no sooner
+            backoff = {"requeueCount": moved.workload.requeue_count,
+                       "until": eviction.requeue_at.isoformat()}
+        events += (Event("Requeued", eviction.reason, backoff),)
     _transition(plan, record, moved.workload, now, events, evicts=True, releases=True,
-                end_reason=end, lost_from=checkpointed_at(workload))
+                end_reason=end, lost_from=checkpointed_at(workload),
+                node_fault=NODE_FAULT in eviction.details)
     plan.actions.append(
         Actuation(workload.key, workload.kind, EVICT, reason=_eviction_reason(workload, eviction))
     )
@@ -229,7 +236,7 @@ def _eviction_reason(workload: Workload, eviction: EvictionDecision) -> Reason:
     nodes = eviction.details.get("nodes")
     if isinstance(nodes, list) and nodes:
         why += f" on node {', '.join(str(n) for n in nodes)}"
-    details = {
+    details: dict[str, object] = {
         "eviction": eviction.reason,
         "preemptor": eviction.preemptor,
         "why": None if eviction.cause is None else str(eviction.cause),
@@ -239,6 +246,10 @@ def _eviction_reason(workload: Workload, eviction: EvictionDecision) -> Reason:
         if eviction.reason == EvictionReason.DEACTIVATED
         else WaitReason.PENDING_EVALUATION
     )
+    if eviction.requeue_at is not None:  # PodsReadyTimeout: it backs off until then
+        code = WaitReason.WAITING_FOR_PODS_READY
+        details["until"] = eviction.requeue_at.isoformat()
+        why += f", backing off until {eviction.requeue_at.isoformat()}"
     return Reason(code, f"{workload.key} {why}", details)
 
 
@@ -254,6 +265,7 @@ def _transition(
     releases: bool = False,
     end_reason: str | None = None,
     lost_from: datetime | None = None,
+    node_fault: bool = False,
 ) -> None:
     """Plan writing ``moved`` (what ``transitions`` made of the record's workload): the
     flags tell the ledger which usage, counts and stamps the change opens or closes."""
@@ -273,6 +285,10 @@ def _transition(
             releases=releases,
             end_reason=end_reason,
             lost_from=lost_from,
+            requeue=_requeue_state(workload, moved),
+            deactivation=moved.deactivation if moved.deactivation != workload.deactivation
+            else None,
+            node_fault=node_fault,
         )
     )
     # Built directly, not with replace(): this runs once per decision, thousands per cycle.
@@ -284,6 +300,13 @@ def _transition(
         moved.evicted_at,
         end_reason if evicts else (None if admits else record.eviction_reason),
     )
+
+
+def _requeue_state(before: Workload, after: Workload) -> tuple[int, datetime | None] | None:
+    """The requeue count and backoff end to write when a transition changed them."""
+    if (after.requeue_count, after.requeue_at) == (before.requeue_count, before.requeue_at):
+        return None
+    return after.requeue_count, after.requeue_at
 
 
 def _flavors_of(

@@ -26,6 +26,7 @@ from quota.core.model import (
     ResourceFlavor,
     Topology,
 )
+from quota.core.pods_ready import DISABLED, PodsReadyPolicy
 from quota.core.workload import Workload, WorkloadState
 from quota.ledger import changes
 from quota.ledger.repository import Ledger
@@ -41,8 +42,10 @@ class Refreshed:
 class SnapshotCache:
     """Objects and unfinished workloads as last read or written by the loop."""
 
-    def __init__(self, *, fair_sharing: bool = False) -> None:
+    def __init__(self, *, fair_sharing: bool = False,
+                 pods_ready: PodsReadyPolicy = DISABLED) -> None:
         self.fair_sharing = fair_sharing
+        self.pods_ready = pods_ready
         self.records: dict[str, WorkloadRecord] = {}
         self._workloads: dict[str, Workload] = {}
         self._objects = Snapshot()
@@ -98,6 +101,7 @@ class SnapshotCache:
             nodes=o.nodes,
             workloads=self._workloads,
             fair_sharing=self.fair_sharing,
+            pods_ready=self.pods_ready,
             shapes=self._shapes,
         )
 

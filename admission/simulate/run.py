@@ -19,7 +19,8 @@ from datetime import datetime, timedelta
 
 from admission.engine.cycle import run_cycle
 from admission.engine.node_faults import node_evictions
-from admission.engine.transitions import admitted, checkpointed, evicted, requeue_due
+from admission.engine.pods_ready import deadline_of, pods_ready_evictions
+from admission.engine.transitions import admitted, checkpointed, evicted, pods_ready, requeue_due
 from admission.engine.types import CycleResult, EvictionDecision, PendingStatus, Reason, Snapshot
 from admission.simulate.limits import SimulationStopped, too_many_cycles
 from admission.simulate.scenario import WORKLOAD_KINDS, Scenario, Step, format_duration
@@ -34,6 +35,7 @@ from quota.core.model import (
     ResourceFlavor,
     Topology,
 )
+from quota.core.pods_ready import DISABLED
 from quota.core.reasons import WaitReason
 from quota.core.workload import HOLDS_QUOTA, WAITING, Workload, WorkloadState
 from quota.manifests.documents import ManifestObject
@@ -97,6 +99,7 @@ def simulate(
     (``SimulationStopped``): the caller's time limit, read from the caller's clock.
     """
     world = _World(scenario.objects, scenario.epoch, max_cycles, cycle_budget, keep_going)
+    world.policy = scenario.pods_ready
     outcomes = []
     for step in scenario.steps:
         now = scenario.epoch + step.at
@@ -130,14 +133,21 @@ class _World:
         self.grace_until: dict[str, datetime] = {}  # Evicting victims: their deadline
         self.pending: Mapping[str, PendingStatus] = {}
         self.cycles = 0  # run so far, every instant together
+        self.policy = DISABLED  # waitForPodsReady
+        self.clock = epoch  # the last instant settled or reached
 
     def advance_to(self, now: datetime) -> None:
-        """Complete runtimes and end checkpoint graces due up to ``now``, in time order;
-        earlier instants each get their own cycles."""
-        while self.finish_at or self.grace_until:
-            due = min([*self.finish_at.values(), *self.grace_until.values()])
+        """Complete runtimes, end checkpoint graces, time out pods and end requeue
+        backoffs due up to ``now``, in time order; earlier instants each get their own
+        cycles."""
+        while True:
+            timers = self._timers()
+            if not (self.finish_at or self.grace_until or timers):
+                break
+            due = min([*self.finish_at.values(), *self.grace_until.values(), *timers])
             if due > now:
-                return
+                break
+            self.clock = due
             for key in [k for k, at in self.finish_at.items() if at == due]:
                 self._finish(key)
             for key in [k for k, at in self.grace_until.items() if at == due]:
@@ -145,6 +155,20 @@ class _World:
                 self._requeue(key, due)
             if due < now:
                 self.settle(due)
+        self.clock = now
+
+    def _timers(self) -> list[datetime]:
+        """waitForPodsReady instants after the clock: pods timing out, backoffs ending."""
+        if not self.policy.enable:
+            return []
+        found = []
+        for workload in self.workloads.values():
+            at = deadline_of(workload, self.policy)
+            if workload.state is WorkloadState.PENDING:
+                at = workload.requeue_at
+            if at is not None and at > self.clock:
+                found.append(at)
+        return found
 
     def apply(self, step: Step, now: datetime) -> list[str]:
         """The step's events, in the order the spec gives them; the victims a reported
@@ -186,6 +210,10 @@ class _World:
             self.workloads[key] = reported
             if self._requeue(key, now):
                 released.append(key)
+        for key in step.pods_ready:
+            ready = pods_ready(self.workloads[key], True, now)
+            if ready is not None:  # not admitted, or Ready already: nothing to report
+                self.workloads[key] = ready
         return released
 
     def settle(self, now: datetime) -> tuple[str, ...]:
@@ -195,7 +223,9 @@ class _World:
         for _ in range(self.cap):
             self._may_cycle(now)
             snapshot = self.snapshot()
-            faults = node_evictions(snapshot.workloads, snapshot.nodes)
+            faults = (*node_evictions(snapshot.workloads, snapshot.nodes),
+                      *pods_ready_evictions(snapshot.workloads, snapshot.nodes, self.policy,
+                                            now))
             if faults:
                 released.extend(self._evict_all(faults, now))
                 snapshot = self.snapshot()
@@ -237,7 +267,8 @@ class _World:
             workload = self.workloads.get(eviction.key)
             if workload is None or workload.state not in HOLDS_QUOTA:
                 continue
-            moved = evicted(workload, eviction.reason, now)
+            moved = evicted(workload, eviction.reason, now, requeue_at=eviction.requeue_at,
+                            deactivation=eviction.deactivation)
             self.workloads[eviction.key] = moved.workload
             if moved.grace is not None:
                 self.grace_until[eviction.key] = now + moved.grace
@@ -283,6 +314,7 @@ class _World:
             workloads={
                 key: w for key, w in self.workloads.items() if w.state is not WorkloadState.FINISHED
             },
+            pods_ready=self.policy,
         )
 
     def outcome(self, step: Step, now: datetime, preempted: tuple[str, ...]) -> StepOutcome:

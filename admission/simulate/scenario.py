@@ -14,8 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from admission.simulate.config import read_config
 from quota.core.errors import InvalidInput, Problem
 from quota.core.model import PriorityClass
+from quota.core.pods_ready import DISABLED, PodsReadyPolicy
 from quota.core.workload import Workload
 from quota.manifests.documents import ManifestObject, find_kind, load_documents, parse_objects
 from quota.manifests.jobs import parse_workload, workload_label
@@ -27,8 +29,9 @@ RUNTIME_ANNOTATION = "berth.dev/runtime"
 MAX_DURATION = timedelta(days=100 * 365)
 WORKLOAD_KINDS = ("Job", "Workload")
 
-_TOP_KEYS = ("name", "objects", "steps")
-_STEP_KEYS = ("at", "apply", "delete", "create", "finish", "deactivate", "checkpointed")
+_TOP_KEYS = ("name", "config", "objects", "steps")
+_STEP_KEYS = ("at", "apply", "delete", "create", "finish", "deactivate", "checkpointed",
+              "podsReady")
 _DELETE_KEYS = ("kind", "name", "namespace")
 _DURATION = re.compile(r"^(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?$")
 
@@ -69,6 +72,7 @@ class Step:
     finish: tuple[str, ...] = ()
     deactivate: tuple[str, ...] = ()
     checkpointed: tuple[str, ...] = ()  # workloads reporting a finished checkpoint
+    pods_ready: tuple[str, ...] = ()  # workloads whose pods all became Ready
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +82,7 @@ class Scenario:
     name: str | None
     objects: tuple[ManifestObject, ...]
     steps: tuple[Step, ...]
+    pods_ready: PodsReadyPolicy = DISABLED  # config.waitForPodsReady
 
 
 class DurationError(ValueError):
@@ -155,6 +160,7 @@ class _Parser:
         name = doc.get("name")
         if name is not None and not isinstance(name, str):
             self.problem("name", "must be a string")
+        policy = read_config(doc.get("config"), self.problem)
         objects = self._objects(self._list(doc.get("objects"), "objects"), "objects")
         for item in objects:
             self.objects[item.key] = item
@@ -169,7 +175,7 @@ class _Parser:
         if self.problems:
             raise InvalidInput(self.problems)
         title = name if isinstance(name, str) else None
-        return Scenario(self.source, self.epoch, title, objects, tuple(steps))
+        return Scenario(self.source, self.epoch, title, objects, tuple(steps), policy)
 
     def _list(self, value: object, field: str) -> list[object]:
         if value is None:
@@ -210,6 +216,7 @@ class _Parser:
         finish = self._keys(raw.get("finish"), f"{field}.finish")
         deactivate = self._keys(raw.get("deactivate"), f"{field}.deactivate")
         checkpointed = self._keys(raw.get("checkpointed"), f"{field}.checkpointed")
+        ready = self._keys(raw.get("podsReady"), f"{field}.podsReady")
         return Step(
             index,
             at,
@@ -220,6 +227,7 @@ class _Parser:
             tuple(finish),
             tuple(deactivate),
             tuple(checkpointed),
+            tuple(ready),
         )
 
     def _objects(self, raw: list[object], field: str) -> tuple[ManifestObject, ...]:

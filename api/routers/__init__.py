@@ -6,6 +6,7 @@
 - ``apply``, ``deletes``, ``simulate``, ``nodes``: apply manifests (or dry-run them);
   delete objects; what-if runs; node repair.
 - ``audit``: who changed what and when (admin tokens only).
-- ``dashboard``, ``dashboard_data``: the admin page and its pool and trend data.
+- ``dashboard``, ``dashboard_data``, ``activity``: the admin page; its pool and trend
+  data; the node map, preemptions over time and pending ages.
 - ``webhook``: the mutating webhook (served only on its HTTPS listener).
 """

@@ -11,7 +11,7 @@ from pathlib import Path
 from fastapi import APIRouter
 from fastapi.responses import FileResponse
 
-from api.routers import dashboard_data
+from api.routers import activity, dashboard_data
 from quota.core.errors import NotFound
 
 STATIC = Path(__file__).resolve().parent.parent / "static"
@@ -26,8 +26,10 @@ _TYPES = {
 _NO_STORE = {"Cache-Control": "no-store"}
 
 router = APIRouter(tags=["dashboard"])
-# The page's pool-wide aggregates come with it (they are ordinary, documented API paths).
+# The page's pool-wide aggregates and activity reads come with it (they are ordinary,
+# documented API paths).
 router.include_router(dashboard_data.router)
+router.include_router(activity.router)
 
 
 @router.get(

@@ -27,6 +27,7 @@ from api.schemas.status import (
     CohortOut,
     DebtItem,
     FlavorStatus,
+    LentNowItem,
     LocalQueueStatusItem,
     LocalQueueStatusList,
     LocalQueueStatusOut,
@@ -238,7 +239,14 @@ def get_borrowing(
                 cost=None if price is None else round(float(price.cost(debt.milli_seconds)), 6),
             )
         )
-    return BorrowingReport.model_validate({"from": start, "to": end, "items": items})
+    now = [
+        LentNowItem(cohort=x.cohort, borrower=x.borrower, lender=x.lender, flavor=x.flavor,
+                    resource=x.resource, amount=format_quantity(x.amount, x.resource))
+        for x in borrowed.borrowing_now(ledger.session)
+    ]
+    return BorrowingReport.model_validate(
+        {"from": start, "to": end, "items": items, "now": now}
+    )
 
 
 def _window(start: datetime | None, end: datetime | None) -> tuple[datetime, datetime]:

@@ -40,7 +40,7 @@ from quota.core.errors import NotFound
 from quota.core.quantity import format_resources
 from quota.core.reasons import WaitReason
 from quota.core.timeline import EVICTED, Happening, Preemptor, Row, summarize
-from quota.core.workload import WorkloadState
+from quota.core.workload import Admission, WorkloadState
 from quota.ledger.reads import history as history_reads
 from quota.ledger.reads import workloads as reads
 
@@ -186,14 +186,18 @@ def _happening(event: EventOut) -> Happening:
     """An event (already as the caller may see it) for the timeline."""
     p = event.preemptor
     queue = event.details.get("clusterQueue")
-    cause = event.details.get("why")
+    # A preemption's cause; Berth's own deactivation's reason; a pods-ready timeout's wait.
+    found = (event.details.get(k) for k in ("why", "reason", "underlyingCause"))
+    cause = next((c for c in found if isinstance(c, str) and c), None)
+    until = event.details.get("until") if event.type == "Requeued" else None
     return Happening(
         at=event.at,
         type=event.type,
         reason=event.reason,
         preemptor=None if p is None else Preemptor(p.workload, p.cluster_queue),
         cluster_queue=queue if isinstance(queue, str) else None,
-        cause=cause if isinstance(cause, str) else None,
+        cause=cause,
+        backoff_until=until if isinstance(until, str) else None,
     )
 
 
@@ -260,7 +264,18 @@ def _summary_fields(view: reads.WorkloadView, caller: Grant | None) -> dict[str,
         reason=view.reason_code,
         message=str(primary.get("message", "")) if primary is not None else None,
         position=view.position,
+        flavors=sorted({f for a in admission.pod_sets for f in a.flavors.values()})
+        if (admission := view.admission) is not None else [],
+        nodes=_nodes(view.admission),
     )
+
+
+def _nodes(admission: Admission | None) -> dict[str, int]:
+    pods: dict[str, int] = {}
+    for placement in (admission.placement or ()) if admission is not None else ():
+        for node, n in placement.nodes.items():
+            pods[node] = pods.get(node, 0) + n
+    return dict(sorted(pods.items()))
 
 
 def _admission(view: reads.WorkloadView) -> AdmissionOut | None:

@@ -31,6 +31,7 @@ COMPONENTS: dict[str, JsonSchema] = {
         "additionalProperties": False,
         "properties": {
             "name": {"type": ["string", "null"], "pattern": TEXT["pattern"]},
+            "config": {"anyOf": [ref("ScenarioConfig"), {"type": "null"}]},
             "objects": _OBJECTS,
             "steps": {"type": ["array", "null"], "items": ref("ScenarioStep")},
         },
@@ -58,7 +59,27 @@ COMPONENTS: dict[str, JsonSchema] = {
             "finish": _KEYS,
             "deactivate": _KEYS,
             "checkpointed": _KEYS,
+            "podsReady": _KEYS,
         },
+    },
+    "ScenarioConfig": {
+        "type": "object",
+        "additionalProperties": False,
+        "description": "Kueue Configuration fields, as Kueue spells them",
+        "properties": {"waitForPodsReady": {"type": ["object", "null"],
+                                            "additionalProperties": False, "properties": {
+            "enable": {"type": "boolean"},
+            "timeout": {"type": "string", "pattern": DURATION_PATTERN},
+            "blockAdmission": {"type": "boolean"},
+            "recoveryTimeout": {"type": "string", "pattern": DURATION_PATTERN},
+            "requeuingStrategy": {"type": ["object", "null"], "additionalProperties": False,
+                                  "properties": {
+                "timestamp": {"enum": ["Eviction", "Creation"]},
+                "backoffLimitCount": {"type": "integer", "minimum": 0},
+                "backoffBaseSeconds": {"type": "integer", "minimum": 1},
+                "backoffMaxSeconds": {"type": "integer", "minimum": 1},
+            }},
+        }}},
     },
 }  # fmt: skip
 

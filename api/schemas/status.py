@@ -108,10 +108,23 @@ class DebtItem(Schema):
     cost: float | None = Field(description="at the flavor's price; null without one")
 
 
+class LentNowItem(Schema):
+    cohort: str = Field(description="the root cohort of the tree both queues belong to")
+    borrower: str
+    lender: str = Field(description='a ClusterQueue, or "cohort:<name>" for its own quota')
+    flavor: str
+    resource: str
+    amount: str = Field(description='quantity string borrowed from this lender now, e.g. "4"')
+
+
 class BorrowingReport(Schema):
     from_: datetime = Field(alias="from")
     to: datetime
     items: list[DebtItem]
+    now: list[LentNowItem] = Field(
+        description="what each borrower holds of each lender's quota at the moment of the "
+        "request (whatever the window), attributed as the window's items are"
+    )
 
 
 class UsageReport(Schema):

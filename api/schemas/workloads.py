@@ -73,6 +73,11 @@ class WorkloadSummary(Schema):
     reason: str | None = Field(description="primary wait reason code (pending only)")
     message: str | None = Field(description="the primary reason's sentence")
     position: int | None = Field(description="1-based place in its ClusterQueue's order")
+    flavors: list[str] = Field(description="the flavors its admission holds, in name order")
+    nodes: dict[str, int] = Field(
+        description="node → pods placed there by its admission; empty when admitted on "
+        "quota alone (no node inventory) or not admitted"
+    )
 
 
 class WorkloadDetail(WorkloadSummary):
@@ -111,7 +116,8 @@ class PreemptorOut(Schema):
 
 class EventOut(Schema):
     at: datetime
-    type: str = Field(description="Admitted | Evicted | Requeued | Checkpointed | Finished")
+    type: str = Field(description="Admitted | Evicted | Requeued | Checkpointed | PodsReady | "
+                      "PodsNotReady | Finished")
     reason: str | None
     details: dict[str, Any]
     preemptor: PreemptorOut | None = Field(

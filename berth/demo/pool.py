@@ -3,6 +3,9 @@
 H100, A100 and MIG-slice flavors; three teams share the ``ml-platform`` cohort (one lends
 with a limit, one reclaims), a fourth queue stands alone under StrictFIFO; two priority
 classes; Nodes whose capacity matches the quota, one of them degraded (2 bad GPUs).
+``inference`` lends H100s but never borrows: its production jobs are not reclaimed, which
+would otherwise happen whenever ``llm`` dipped below its quota and came back (one inference
+job was evicted six times in fifteen minutes).
 """
 
 from __future__ import annotations
@@ -84,7 +87,7 @@ def pool_manifests(*, nodes: bool = True) -> list[dict[str, Any]]:
         _queue(
             "inference",
             [
-                _gpu_group(("h100-80gb", 16, {"lendingLimit": 8})),
+                _gpu_group(("h100-80gb", 16, {"lendingLimit": 8, "borrowingLimit": 0})),
                 {"coveredResources": [MIG],
                  "flavors": [{"name": "mig-1g-10gb",
                               "resources": [{"name": MIG, "nominalQuota": 28}]}]},

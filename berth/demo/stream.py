@@ -1,48 +1,30 @@
-"""``berth serve --demo``: a realistic GPU pool and a steady synthetic stream of jobs.
+"""``berth serve --demo``'s users: the scripted first minute, then a seeded stream of jobs.
 
-The stream is seeded, so a demo (and its test) is reproducible. Its mix is chosen so that
-within a minute the dashboard shows every common situation: queues full and waiting for
-quota, borrowing across the cohort and reclaiming it, priority preemption, StrictFIFO heads
-blocking, jobs that can never fit, a resource no flavor offers, a queue that does not exist.
-Jobs finish by themselves after their run time (``berth.dev/runtime``, as in scenarios).
+The opening (``opening``) shows every situation the README promises within a minute. Then
+jobs arrive every few seconds, seeded so that a demo (and its test) is reproducible, and
+every one of them can run: the jobs that never can are the opening's few, so they do not
+pile up and fill the pending cap. Jobs finish by themselves after their run time
+(``berth.dev/runtime``, as in scenarios).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
 import random
-import time
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import yaml
-from sqlalchemy.orm import Session
 
-from admission.intake.workloads import finish_workload, submit_workload
-from admission.simulate.scenario import RUNTIME_ANNOTATION, parse_duration
-from berth.demo.pool import GPU, MIG, QUEUES, pool_manifests
-from quota.core.errors import BerthError
-from quota.core.workload import WorkloadState
-from quota.ledger.apply import apply_objects
-from quota.ledger.repository import Ledger
-from quota.manifests.documents import parse_texts
-
-log = logging.getLogger(__name__)
-
-SessionScope = Callable[[], AbstractContextManager[Session]]
-ACTOR = "demo"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+from berth.demo.opening import OPENING_CHECKPOINTS, OPENING_JOBS, OPENING_SECONDS, job
+from berth.demo.pool import GPU, MIG, pool_manifests
 
 
 @dataclass(frozen=True, slots=True)
 class DemoJob:
-    at: float  # seconds after the demo started
+    """A Job that arrives ``at`` seconds after the demo started."""
+
+    at: float
     manifest: dict[str, Any]  # a batch/v1 Job
 
     @property
@@ -51,68 +33,66 @@ class DemoJob:
         return f"{meta['namespace']}/{meta['name']}"
 
 
-# (weight, namespace, local queue, resource, sizes, priority classes, run seconds lo..hi)
-_KINDS: tuple[tuple[int, str, str, str, tuple[int, ...], tuple[str, ...], tuple[int, int]], ...] = (
-    (30, "llm", "main", GPU, (4, 8, 8, 16, 16, 24), ("research",) * 4 + ("production",),
-     (40, 180)),
-    (20, "inference", "serve", GPU, (1, 2, 4, 4, 8), ("production",), (30, 120)),
-    (12, "inference", "serve", MIG, (1, 2, 4, 7), ("production",), (20, 90)),
-    (20, "vision", "main", GPU, (2, 4, 4, 8, 12), ("research",), (40, 150)),
-    (10, "interns", "main", GPU, (1, 2, 2, 4), ("research",), (30, 100)),
-    (3, "llm", "main", GPU, (64,), ("research",), (60, 60)),  # never fits: ExceedsMaxQuota
-    (2, "interns", "main", "nvidia.com/mig-3g.40gb", (1,), ("research",), (30, 30)),
-    (1, "interns", "playground", GPU, (1,), ("research",), (30, 30)),  # no such LocalQueue
+@dataclass(frozen=True, slots=True)
+class DemoCheckpoint:
+    """A workload that reports a saved checkpoint ``at`` seconds after the demo started."""
+
+    at: float
+    key: str  # namespace/name
+
+
+DemoEvent = DemoJob | DemoCheckpoint
+
+# (weight, namespace, resource, (pods, per pod) sizes, priority classes, run seconds lo..hi)
+# About as much work as the pool holds, so queues stay full and still drain (at 2.5s and
+# longer runs the pending count grew past the cap within minutes). inference's jobs stay
+# mostly within its own quota: above it, each of its arrivals reclaimed the H100s it had
+# lent, from the same newest llm borrower (three evictions of one job in two minutes).
+# llm's random jobs are all research: production ones preempted the opening's long
+# pretraining jobs each time they came back (the least work lost), one six times.
+_KINDS: tuple[tuple[int, str, str, tuple[tuple[int, int], ...], tuple[str, ...],
+                    tuple[int, int]], ...] = (
+    (16, "llm", GPU, ((1, 4), (1, 8), (1, 8), (2, 8)), ("research",), (30, 90)),
+    (12, "inference", GPU, ((1, 1), (1, 2), (1, 4), (1, 4), (1, 8)), ("production",), (20, 90)),
+    (12, "inference", MIG, ((1, 1), (1, 2), (1, 4), (1, 7)), ("production",), (20, 60)),
+    (16, "vision", GPU, ((1, 2), (1, 4), (1, 4), (1, 8)), ("research",), (30, 90)),
+    (10, "interns", GPU, ((1, 1), (1, 2), (1, 2), (1, 4)), ("research",), (20, 80)),
 )
 
 
 class JobStream:
-    """An endless, seeded stream of Jobs: a burst at the start, then one every few seconds."""
+    """An endless, seeded stream of events: the opening's, then a Job every few seconds."""
 
-    def __init__(self, seed: int = 42, *, mean_gap: float = 2.5, burst: int = 14) -> None:
+    def __init__(self, seed: int = 42, *, mean_gap: float = 4.0) -> None:
         self._random = random.Random(seed)
         self._mean_gap = mean_gap
-        self._burst = burst
+        self._opening: list[DemoEvent] = sorted(
+            [DemoJob(at, manifest) for at, manifest in OPENING_JOBS]
+            + [DemoCheckpoint(at, key) for at, key in OPENING_CHECKPOINTS],
+            key=lambda event: event.at,
+        )
         self._count = 0
-        self._at = 0.0
+        self._at = OPENING_SECONDS
 
-    def __iter__(self) -> Iterator[DemoJob]:
+    def __iter__(self) -> Iterator[DemoEvent]:
         return self
 
-    def __next__(self) -> DemoJob:
+    def __next__(self) -> DemoEvent:
+        if self._opening:
+            return self._opening.pop(0)
         rnd = self._random
-        if self._count >= self._burst:
-            self._at += rnd.expovariate(1 / self._mean_gap)
+        self._at += rnd.expovariate(1 / self._mean_gap)
         self._count += 1
-        # The burst opens with one job of every kind, so each situation shows at once.
-        if self._count <= len(_KINDS):
-            kind_of = _KINDS[self._count - 1]
-        else:
-            kind_of = rnd.choices(_KINDS, [k[0] for k in _KINDS])[0]
-        _, namespace, queue, resource, sizes, classes, (lo, hi) = kind_of
-        size, priority = rnd.choice(sizes), rnd.choice(classes)
+        _, namespace, resource, sizes, classes, (lo, hi) = rnd.choices(
+            _KINDS, [k[0] for k in _KINDS]
+        )[0]
+        pods, size = rnd.choice(sizes)
+        priority = rnd.choice(classes)
         runtime = rnd.randint(lo, hi)
         kind = "mig" if resource == MIG else "train" if namespace == "llm" else "job"
         name = f"{kind}-{self._count:05d}"
-        return DemoJob(round(self._at, 3), _job(namespace, name, queue, resource, size,
-                                                priority, runtime))
-
-
-def _job(namespace: str, name: str, queue: str, resource: str, size: int, priority: str,
-         runtime: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": {QUEUE_LABEL: queue, PRIORITY_LABEL: priority},
-            "annotations": {RUNTIME_ANNOTATION: f"{runtime}s"},
-        },
-        "spec": {"template": {"spec": {"containers": [
-            {"name": "main", "image": "demo/trainer",
-             "resources": {"requests": {resource: str(size)}, "limits": {resource: str(size)}}}
-        ]}}},
-    }
+        return DemoJob(round(self._at, 3), job(namespace, name, resource, size, pods=pods,
+                                               priority=priority, runtime=runtime))
 
 
 def pool_text() -> str:
@@ -120,101 +100,24 @@ def pool_text() -> str:
     return yaml.safe_dump_all(pool_manifests(), sort_keys=False)
 
 
-# --- the live demo ---------------------------------------------------------------------
-
-
-def load_pool(sessions: SessionScope) -> None:
-    with sessions() as session:
-        apply_objects(Ledger(session), parse_texts([("demo-pool", pool_text())]), actor=ACTOR)
-
-
-def _submit(sessions: SessionScope, job: DemoJob, now: datetime) -> bool:
-    try:
-        with sessions() as session:
-            submit_workload(Ledger(session), job.manifest, now=now, actor=ACTOR)
-    except BerthError as exc:  # e.g. a name left from an earlier demo run on this ledger
-        log.debug("demo: %s not submitted: %s", job.key, exc.message)
-        return False
-    return True
-
-
-def _pending_count(sessions: SessionScope) -> int:
-    with sessions() as session:
-        return len(Ledger(session).list_workloads([WorkloadState.PENDING]))
-
-
-def _finish_due(sessions: SessionScope, now: datetime) -> int:
-    """Finish every admitted workload whose run time has passed; how many."""
-    with sessions() as session:
-        running = Ledger(session).list_workloads([WorkloadState.ADMITTED])
-    done = 0
-    for workload in running:
-        runtime = workload.annotations.get(RUNTIME_ANNOTATION)
-        if runtime is None or workload.admitted_at is None:
-            continue
-        if workload.admitted_at + parse_duration(runtime) <= now:
-            with sessions() as session:
-                finish_workload(Ledger(session), workload.namespace, workload.name, now=now,
-                                actor=ACTOR)
-            done += 1
-    return done
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-async def run_demo(
-    sessions: SessionScope,
-    stop: asyncio.Event,
-    *,
-    seed: int = 42,
-    now_fn: Callable[[], datetime] = _utcnow,
-    tick: float = 1.0,
-    max_pending: int = 60,
-) -> None:
-    """Load the demo pool, then feed jobs and finish them until ``stop`` is set.
-
-    Admission itself is the ordinary loop's job; the demo only plays the users. Pending work
-    is capped at ``max_pending`` so a long-running demo stays readable.
-    """
-    await asyncio.to_thread(load_pool, sessions)
-    # Names carry the start time: a demo restarted on the same ledger does not collide.
-    prefix = now_fn().strftime("%H%M%S")
-    stream = JobStream(seed)
-    started = time.monotonic()
-    upcoming = next(stream)
-    log.info("demo: pool loaded (%d queues); feeding jobs", len(QUEUES))
-    while not stop.is_set():
-        elapsed = time.monotonic() - started
-        if await asyncio.to_thread(_pending_count, sessions) < max_pending:
-            while upcoming.at <= elapsed:
-                upcoming.manifest["metadata"]["name"] += f"-{prefix}"
-                await asyncio.to_thread(_submit, sessions, upcoming, now_fn())
-                upcoming = next(stream)
-        else:
-            while upcoming.at <= elapsed:  # skipped, not queued up for later
-                upcoming = next(stream)
-        await asyncio.to_thread(_finish_due, sessions, now_fn())
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), tick)
-
-
 def scenario_steps(seed: int, seconds: float) -> list[dict[str, Any]]:
     """The first ``seconds`` of a stream as scenario steps (``berth simulate`` input)."""
-    steps: dict[float, list[dict[str, Any]]] = {}
-    for job in JobStream(seed):
-        if job.at > seconds:
+    steps: dict[int, dict[str, list[Any]]] = {}
+    for event in JobStream(seed):
+        if event.at > seconds:
             break
-        steps.setdefault(int(job.at), []).append(job.manifest)
-    return [{"at": f"{int(at)}s", "create": jobs} for at, jobs in sorted(steps.items())]
+        step = steps.setdefault(int(event.at), {})
+        if isinstance(event, DemoJob):
+            step.setdefault("create", []).append(event.manifest)
+        else:
+            step.setdefault("checkpointed", []).append(event.key)
+    return [{"at": f"{at}s", **events} for at, events in sorted(steps.items())]
 
 
-def scenario_text(seed: int, seconds: float, *, nodes: bool = False) -> str:
-    """A whole ``berth simulate`` scenario: the demo pool and the stream's first jobs
+def scenario_text(seed: int, seconds: float, *, nodes: bool = True) -> str:
+    """A whole ``berth simulate`` scenario: the demo pool and the stream's first events
     (``nodes``: with the pool's Nodes, as ``berth serve --demo`` runs it; without them
     quota alone decides)."""
     doc = {"name": f"demo-{seed}", "objects": pool_manifests(nodes=nodes),
            "steps": scenario_steps(seed, seconds)}
     return yaml.safe_dump(doc, sort_keys=False)
-

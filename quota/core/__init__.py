@@ -14,6 +14,8 @@ In reading order:
 - ``node_health``: the node health state machine: what a watched Node says, what an
   operator may do, which nodes take work.
 - ``checkpoints``: checkpoint annotations, grace and last save.
+- ``pods_ready``: all-or-nothing start: Kueue's ``waitForPodsReady`` policy, the
+  readiness of an admitted workload's pods, timeouts and the requeue backoff.
 - ``metering``, ``borrowing``: why usage ended, prices and cost; who owes whom.
 - ``cycle_writes``: what one admission cycle writes, as plain values.
 - ``timeline``: a workload's history as people read it: merged, ordered, totalled, with

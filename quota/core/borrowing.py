@@ -145,3 +145,41 @@ def _attribute(
                 key = (root, borrower, lender, slot)
                 share = Fraction(amount * unused * micros, pool)
                 totals[key] = totals.get(key, Fraction(0)) + share
+
+
+@dataclass(frozen=True, slots=True)
+class Lent:
+    """What one borrower holds of one lender's quota at an instant."""
+
+    cohort: str
+    borrower: str
+    lender: str
+    flavor: str
+    resource: str
+    amount: int  # milli-units, rounded to the nearest
+
+
+def owed_now(
+    held: Iterable[Held], queues: Mapping[str, ClusterQueue], cohorts: Mapping[str, Cohort]
+) -> list[Lent]:
+    """Borrowed milli-units per (cohort, borrower, lender, flavor, resource) at the instant
+    ``held`` describes (the intervals still open), by the same attribution as ``owed``;
+    largest first."""
+    roots = {name: _root(cq.cohort, cohorts) for name, cq in queues.items()}
+    nominal = {name: _quotas(cq.resource_groups) for name, cq in queues.items()}
+    own = {name: _quotas(c.resource_groups) for name, c in cohorts.items()}
+    usage: dict[tuple[str, Slot], int] = {}
+    for h in held:
+        if roots.get(h.cluster_queue) is not None:
+            key = (h.cluster_queue, (h.flavor, h.resource))
+            usage[key] = usage.get(key, 0) + h.amount
+    totals: dict[tuple[str, str, str, Slot], Fraction] = {}
+    # One "microsecond" of weight 1: each share is then the amount itself.
+    _attribute(usage, roots, nominal, own, cohorts, 1, totals)
+    lent = [
+        Lent(root, borrower, lender, slot[0], slot[1], round(amount))
+        for (root, borrower, lender, slot), amount in totals.items()
+    ]
+    lent = [x for x in lent if x.amount > 0]
+    lent.sort(key=lambda x: (-x.amount, x.cohort, x.borrower, x.lender, x.flavor, x.resource))
+    return lent

@@ -65,6 +65,11 @@ class Transition:
     # it evicts; ``lost_from``: its last checkpoint, where an eviction's lost work begins.
     end_reason: str | None = None
     lost_from: datetime | None = None
+    # waitForPodsReady: the new (requeue count, backoff end) when it changes; why Berth
+    # deactivates it (the row's ``active`` turns false).
+    requeue: tuple[int, datetime | None] | None = None
+    deactivation: str | None = None
+    node_fault: bool = False  # its lost work is a hardware fault's: not charged
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,8 @@
 A usage interval says a workload held ``amount`` of a resource in a flavor from start to
 end. When an eviction ended it, ``lost_from`` marks where the unsaved work began (the last
 checkpoint, else the start): from there to the end is preemption waste, or, when a node
-fault ended it, hardware-fault time that is not charged to the tenant.
+fault ended it (NodeUnhealthy, or a PodsReadyTimeout of pods on a node Berth marked
+unhealthy), hardware-fault time that is not charged to the tenant.
 
 Prices: ``berth.dev/price-per-hour`` on a ResourceFlavor, a comma-separated list of
 ``resource=price`` or ``resource=price/quantity``: ``nvidia.com/gpu=2.50`` is 2.50 per GPU

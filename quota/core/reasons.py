@@ -25,6 +25,7 @@ class WaitReason(StrEnum):
     RESERVED_BY_HIGHER_PRIORITY = "ReservedByHigherPriority"
     WAITING_FOR_PREEMPTED_WORKLOADS = "WaitingForPreemptedWorkloads"
     WAITING_FOR_ADMISSION_CHECK = "WaitingForAdmissionCheck"
+    WAITING_FOR_PODS_READY = "WaitingForPodsReady"
     PENDING_EVALUATION = "PendingEvaluation"
 
     @property

@@ -60,6 +60,8 @@ class Happening:
     preemptor: Preemptor | None = None
     cluster_queue: str | None = None  # where it was admitted or evicted from
     cause: str | None = None  # a preemption's cause (InClusterQueue, InCohortReclamation, ...)
+    # A requeue after PodsReadyTimeout: when its backoff ends (RFC 3339, as recorded).
+    backoff_until: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +172,8 @@ def summarize(
 def describe_event(event: Happening) -> str:
     """An event in words; an eviction names its preemptor and the preemptor's ClusterQueue:
     ``Evicted from ClusterQueue gpu-a (Preempted, InClusterQueue) by team-b/train-7 of
-    ClusterQueue gpu-b``."""
+    ClusterQueue gpu-b``; a requeue with a backoff says until when: ``Requeued
+    (PodsReadyTimeout), backoff until 2026-12-01T10:06:00+00:00``."""
     text = event.type
     if event.cluster_queue and event.type in WHERE:
         text += f" {WHERE[event.type]} ClusterQueue {event.cluster_queue}"
@@ -180,6 +183,8 @@ def describe_event(event: Happening) -> str:
     if event.preemptor is not None:
         queue = event.preemptor.cluster_queue or "unknown"
         text += f" by {event.preemptor.workload} of ClusterQueue {queue}"
+    if event.backoff_until:
+        text += f", backoff until {event.backoff_until}"
     return text
 
 

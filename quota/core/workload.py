@@ -12,6 +12,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from quota.core.model import SelectorRequirement, Toleration
+from quota.core.pods_ready import Readiness
 
 
 class WorkloadState(StrEnum):
@@ -116,6 +117,14 @@ class Workload:
     annotations: Mapping[str, str] = field(default_factory=dict)
     kind: str = "Job"  # Job | Workload: the object it came from
     evicted_at: datetime | None = None  # Evicting: when it was asked to checkpoint
+    # waitForPodsReady: its pods' readiness while admitted, and since when; how often it
+    # was requeued after PodsReadyTimeout and when its backoff ends; why Berth itself
+    # deactivated it (None: an admin did, or it is active).
+    readiness: Readiness = Readiness.WAIT_FOR_START
+    readiness_since: datetime | None = None
+    requeue_count: int = 0
+    requeue_at: datetime | None = None
+    deactivation: str | None = None
 
     @property
     def key(self) -> str:

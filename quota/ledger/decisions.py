@@ -49,12 +49,20 @@ def write_transitions(
                                   WHEN v.admits THEN NULL ELSE w.evicted_at END,
                 eviction_reason = CASE WHEN v.evicts THEN v.end_reason
                                        WHEN v.admits THEN NULL ELSE w.eviction_reason END,
+                readiness = CASE WHEN v.admits THEN 'WaitForStart' ELSE w.readiness END,
+                readiness_since = CASE WHEN v.admits THEN :now ELSE w.readiness_since END,
+                requeue_count = COALESCE(v.requeue_count, w.requeue_count),
+                requeue_at = CASE WHEN v.requeue_count IS NULL THEN w.requeue_at
+                                  ELSE v.requeue_at END,
+                active = w.active AND v.deactivation IS NULL,
+                deactivation = COALESCE(v.deactivation, w.deactivation),
                 reason_code = NULL, reasons = '[]'::jsonb, hints = '[]'::jsonb,
                 queue_position = NULL, evaluated_at = :now,
                 version = w.version + 1, updated_at = now()
             FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS v(
                 id bigint, version int, state text, admission jsonb, cluster_queue text,
-                admits bool, evicts bool, end_reason text)
+                admits bool, evicts bool, end_reason text, requeue_count int,
+                requeue_at timestamptz, deactivation text)
             WHERE w.id = v.id AND w.version = v.version
             RETURNING w.id
             """
@@ -72,6 +80,10 @@ def write_transitions(
                         "admits": t.admits,
                         "evicts": t.evicts,
                         "end_reason": t.end_reason,
+                        "requeue_count": t.requeue[0] if t.requeue else None,
+                        "requeue_at": t.requeue[1].isoformat() if t.requeue and t.requeue[1]
+                        else None,
+                        "deactivation": t.deactivation,
                     }
                     for t, a in zip(transitions, admissions, strict=True)
                 ]
@@ -84,8 +96,8 @@ def write_transitions(
         return stale
     ids = [t.id for t in transitions]
     close_reasons(session, ids, now)
-    end_usage(session, [(t.id, t.end_reason, t.lost_from) for t in transitions if t.releases],
-              now)
+    end_usage(session, [(t.id, t.end_reason, t.lost_from, t.node_fault)
+                        for t in transitions if t.releases], now)  # fmt: skip
     _open_usage(session, [t for t in transitions if t.admits], now)
     add_events(session, [(t.id, e) for t in transitions for e in t.events], now)
     _audit(session, transitions, admissions, actor)
@@ -196,29 +208,33 @@ def close_usage(
 
 
 def end_usage(
-    session: Session, ends: Sequence[tuple[int, str | None, datetime | None]], now: datetime
+    session: Session, ends: Sequence[tuple[int, str | None, datetime | None, bool]],
+    now: datetime,
 ) -> None:
-    """End the open usage of each (workload id, why, last checkpoint). An eviction loses the
-    work since the later of the interval's start and the checkpoint: ``lost_from``."""
+    """End the open usage of each (workload id, why, last checkpoint, node fault). An
+    eviction loses the work since the later of the interval's start and the checkpoint:
+    ``lost_from``; a node fault's loss is not the tenant's (``node_fault``)."""
     if not ends:
         return
     session.execute(
         text(
             """
             UPDATE usage_intervals AS u SET ended_at = :now, end_reason = v.reason,
+                node_fault = v.fault,
                 lost_from = CASE WHEN v.reason = ANY(CAST(:evictions AS text[]))
                                  THEN LEAST(GREATEST(u.started_at,
                                                      COALESCE(v.saved, u.started_at)), :now)
                             END
             FROM jsonb_to_recordset(CAST(:rows AS jsonb))
-                 AS v(id bigint, reason text, saved timestamptz)
+                 AS v(id bigint, reason text, saved timestamptz, fault bool)
             WHERE u.workload_id = v.id AND u.ended_at IS NULL
             """
         ),
         {
             "now": now,
             "evictions": sorted(EVICTIONS),
-            "rows": dump_json([{"id": i, "reason": r, "saved": s} for i, r, s in ends]),
+            "rows": dump_json([{"id": i, "reason": r, "saved": s, "fault": f}
+                               for i, r, s, f in ends]),
         },
     )
 

@@ -43,7 +43,8 @@ NAMING_CONVENTION = {
 # Owners of resource groups: quota hangs off a ClusterQueue or a Cohort.
 OWNER_KINDS = ("ClusterQueue", "Cohort")
 AUDIT_ACTIONS = ("create", "update", "delete")
-EVENT_TYPES = ("Admitted", "Evicted", "Finished", "Requeued", "Checkpointed")
+EVENT_TYPES = ("Admitted", "Evicted", "Finished", "Requeued", "Checkpointed", "PodsReady",
+               "PodsNotReady")
 
 
 class Base(DeclarativeBase):
@@ -314,6 +315,14 @@ class WorkloadRow(Base):
     evicted_at: Mapped[datetime | None]
     # Why it was last evicted: a checkpointing victim's usage is closed with it later.
     eviction_reason: Mapped[str | None]
+    # waitForPodsReady: its pods' readiness while admitted (quota.core.pods_ready.Readiness)
+    # and since when; requeues after PodsReadyTimeout and when the backoff ends; why Berth
+    # deactivated it (WorkloadRequeuingLimitExceeded), NULL when an admin did or it is active.
+    readiness: Mapped[str] = mapped_column(server_default=text("'WaitForStart'"))
+    readiness_since: Mapped[datetime | None]
+    requeue_count: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    requeue_at: Mapped[datetime | None]
+    deactivation: Mapped[str | None]
     # The transaction that last wrote the row (set by a trigger): the loop reloads only
     # rows written since it last looked.
     change_xid: Mapped[int] = mapped_column(server_default=text("0"))
@@ -392,6 +401,9 @@ class UsageIntervalRow(Base):
     end_reason: Mapped[str | None]  # an IntervalEnd; NULL while held
     # Set when an eviction ended it: the unsaved work ran from here (last checkpoint or start).
     lost_from: Mapped[datetime | None]
+    # A PodsReadyTimeout whose pods were on a node Berth marked unhealthy: the lost time is
+    # the hardware's, not charged to the tenant (as for a NodeUnhealthy eviction).
+    node_fault: Mapped[bool] = mapped_column(server_default=text("false"))
 
 
 class WorkloadEventRow(Base):

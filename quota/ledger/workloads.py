@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from quota.core.cycle_writes import Verdict
 from quota.core.errors import Conflict, InvalidInput, Problem
+from quota.core.pods_ready import Readiness
 from quota.core.workload import Admission, PodSet, Workload, WorkloadState
 from quota.ledger import codec
 from quota.ledger.audit import AuditEntry, write_audit
@@ -78,6 +79,11 @@ def from_workload_row(row: Mapping[Any, Any]) -> Workload:
         admitted_at=row["admitted_at"],
         eviction_count=row["eviction_count"],
         evicted_at=row.get("evicted_at"),
+        readiness=Readiness(row.get("readiness") or Readiness.WAIT_FOR_START),
+        readiness_since=row.get("readiness_since"),
+        requeue_count=row.get("requeue_count") or 0,
+        requeue_at=row.get("requeue_at"),
+        deactivation=row.get("deactivation"),
         labels=dict(row["labels"]),
         annotations=dict(row["annotations"]),
         kind=row["kind"],

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import math
 import re
 import socket
 import threading
@@ -238,6 +239,148 @@ def test_dashboard_shows_the_seeded_ledger_and_drills_into_a_workload(
     ARTIFACTS.mkdir(exist_ok=True)
     page.wait_for_timeout(300)  # let the smooth scroll settle before the picture
     page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)
+    assert not problems, problems
+
+
+def _duration(seconds: float) -> str:
+    """The page's formatDuration (format.js): "2h 5m", "40m", "12s"."""
+    s = max(0, math.floor(seconds + 0.5))
+    d, h, m = s // 86400, s % 86400 // 3600, s % 3600 // 60
+    if d:
+        return f"{d}d {h}h" if h else f"{d}d"
+    if h:
+        return f"{h}h {m}m" if m else f"{h}h"
+    return f"{m}m" if m else f"{s}s"
+
+
+def _gpus(quantities: dict[str, str]) -> str:
+    return f"{int(quantities[GPU])} GPUs"
+
+
+def test_the_running_node_borrowing_and_age_panels_show_the_apis_answers(
+    server: str, browser: Any
+) -> None:
+    api = httpx.Client(base_url=server)
+    ages_before = {a["clusterQueue"]: a for a in api.get("/api/v1/pending-ages").json()["items"]}
+    page = browser.new_page(viewport={"width": 1400, "height": 2400})
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    page.goto(server + "/")
+
+    # Running now: every admitted workload, with the API's flavors, GPUs and nodes.
+    admitted = api.get("/api/v1/workloads", params={"state": "Admitted"}).json()["items"]
+    page.wait_for_selector('#running-body tr[data-workload="team-b/big-1"]')
+    rows = page.locator("#running-body tbody tr")
+    assert sorted(rows.evaluate_all("rs => rs.map(r => r.dataset.workload)")) == sorted(
+        f"{w['namespace']}/{w['name']}" for w in admitted
+    )
+    for w in admitted:
+        row = page.locator(f'#running-body tr[data-workload="{w["namespace"]}/{w["name"]}"]')
+        assert row.locator("td.queue").inner_text() == w["clusterQueue"]
+        assert row.locator("td.flavor").inner_text() == ", ".join(w["flavors"])
+        assert row.locator("td.gpus").inner_text() == _gpus(w["requests"])
+        assert row.locator("td.nodes").inner_text() == ", ".join(
+            f"{n} ({pods})" for n, pods in w["nodes"].items()
+        )
+    # Placements were recorded: every pod of every admitted workload is on some node.
+    assert all(sum(w["nodes"].values()) > 0 for w in admitted)
+    page.select_option("#running-queue", "team-a")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('#running-body tbody tr')]"
+        ".every(r => r.dataset.workload.startsWith('team-a/'))"
+    )
+
+    # Node map: each node's devices and residents as the API answers them; what the nodes
+    # hold adds up to what the pool overview says is admitted.
+    nodes = api.get("/api/v1/node-map").json()["items"]
+    for node in nodes:
+        card = page.locator(f'#nodemap-body .node-card[data-node="{node["node"]}"]')
+        card.wait_for()
+        gpu = next(r for r in node["resources"] if r["resource"] == GPU)
+        counts = card.locator(f'.devices[data-resource="{GPU}"] .device-counts').inner_text()
+        assert counts == (f"{int(gpu['allocated'])} allocated · {int(gpu['free'])} free · "
+                          f"{int(gpu['unhealthy'])} unhealthy of {int(gpu['capacity'])} GPUs")
+        assert card.locator(".health").inner_text() == node["health"]
+        assert card.locator("li").evaluate_all("ls => ls.map(l => l.dataset.workload)") == [
+            w["workload"] for w in node["workloads"]
+        ]
+    pool = api.get("/api/v1/pool").json()["flavors"][0]["resources"][0]
+    assert sum(int(next(r for r in n["resources"] if r["resource"] == GPU)["allocated"])
+               for n in nodes) == int(pool["admitted"])
+    on_nodes = {f"{w['namespace']}/{w['name']}": sum(w["nodes"].values()) for w in admitted}
+    placed: dict[str, int] = {}
+    for n in nodes:
+        for w in n["workloads"]:
+            placed[w["workload"]] = placed.get(w["workload"], 0) + w["pods"]
+    assert placed == on_nodes
+
+    # Borrowing: lender → borrower cells hold the API's amounts now (which add up to what
+    # the borrower's ClusterQueue status says it borrows) and its resource-hours.
+    report = api.get("/api/v1/borrowing").json()
+    assert report["now"], "team-b borrows from team-a in the seeded ledger"
+    for lent in report["now"]:
+        cell = page.locator(f'#borrowing-body tr[data-lender="{lent["lender"]}"] '
+                            f'td[data-borrower="{lent["borrower"]}"]')
+        cell.wait_for()
+        assert cell.locator(".now").inner_text() == f"{int(lent['amount'])} GPUs now"
+        status = api.get(f"/api/v1/clusterqueues/{lent['borrower']}").json()["status"]
+        borrowed = status["flavors"][0]["resources"][0]["borrowed"]
+        assert sum(int(x["amount"]) for x in report["now"]
+                   if x["borrower"] == lent["borrower"]) == int(borrowed)
+        shown_hours = float(cell.locator(".hours").get_attribute("data-hours") or "nan")
+        window = next(i for i in api.get("/api/v1/borrowing").json()["items"]
+                      if (i["lender"], i["borrower"]) == (lent["lender"], lent["borrower"]))
+        assert 0 < shown_hours <= window["resourceHours"]  # it only grows while held
+        assert cell.locator(".cost").inner_text().startswith("cost ")
+
+    # Pending ages: the oldest and p90 wait per queue, between the API's answers before the
+    # page loaded and after (a wait only grows), in the page's words.
+    for queue in ages_before:
+        row = page.locator(f'#waits-body tr[data-queue="{queue}"]')
+        row.wait_for()
+        for column, key in (("oldest", "oldestSeconds"), ("p90", "p90Seconds")):
+            shown = row.locator(f"td.{column}").evaluate(
+                "td => [Number(td.dataset.seconds), td.textContent]"
+            )
+            after = {a["clusterQueue"]: a for a in api.get("/api/v1/pending-ages").json()["items"]}
+            assert ages_before[queue][key] <= shown[0] <= after[queue][key]
+            assert shown[1] == _duration(shown[0])
+        assert row.locator("td.num").first.inner_text() == str(ages_before[queue]["pending"])
+    assert page.locator("#preemptions-body").inner_text() == "No preemptions in the last 24h."
+
+    # The wait list says each message once, with the workloads that share it under it.
+    page.locator('#waits-body tr[data-queue="team-a"] .chip[data-reason="WaitingForQuota"]').click()
+    page.locator("#waitlist-body .wait-group").first.wait_for()
+    pending = api.get("/api/v1/workloads", params={"clusterQueue": "team-a",
+                                                   "reason": "WaitingForQuota"}).json()["items"]
+    messages: dict[str, list[str]] = {}
+    for w in pending:
+        messages.setdefault(w["message"], []).append(f"{w['namespace']}/{w['name']}")
+    groups = page.locator("#waitlist-body .wait-group")
+    assert groups.count() == len(messages)
+    for i in range(groups.count()):
+        text = groups.nth(i).locator(".wait-message").inner_text()
+        count, message = text.split("× ", 1)
+        assert sorted(groups.nth(i).locator("tr[data-workload]").evaluate_all(
+            "rs => rs.map(r => r.dataset.workload)")) == sorted(messages[message])
+        assert int(count) == len(messages[message])
+    # Names never wrap: one line each, cut with an ellipsis (the whole name in the title).
+    wrapped = page.locator(".clip").evaluate_all(
+        """es => es.filter(e => {
+            if (!e.offsetParent) return false;
+            const range = document.createRange();
+            range.selectNodeContents(e);
+            const lines = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+            return getComputedStyle(e).whiteSpace !== "nowrap" || lines.size > 1;
+        }).map(e => e.textContent)"""
+    )
+    assert wrapped == []
+
+    page.wait_for_timeout(300)
+    page.screenshot(path="/tmp/dash-full.png", full_page=True)
+    for panel in ("running", "nodemap", "borrowing", "waits"):
+        page.locator(f"#{panel}").screenshot(path=f"/tmp/dash-{panel}.png")
     assert not problems, problems
 
 

@@ -36,6 +36,11 @@ export function fill(id, ...children) {
   if (target) target.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined));
 }
 
+/** A <colgroup> giving a fixed-layout table's columns their widths ("30%", ...). */
+export function cols(...widths) {
+  return h("colgroup", {}, widths.map((width) => h("col", { style: { width } })));
+}
+
 export function empty(text) {
   return h("p", { class: "empty" }, text);
 }

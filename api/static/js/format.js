@@ -17,6 +17,7 @@ export const REASON_COLOURS = {
   ReservedByHigherPriority: "#4338ca",
   WaitingForPreemptedWorkloads: "#0369a1",
   WaitingForAdmissionCheck: "#15803d",
+  WaitingForPodsReady: "#be185d",
   PendingEvaluation: "#9ca3af",
 };
 export const REASON_ORDER = Object.keys(REASON_COLOURS);

@@ -5,8 +5,11 @@ import { h, fill } from "./dom.js";
 import { refreshTrends, refreshUsage } from "./panel_history.js";
 import { refreshNodes, refreshPool } from "./panel_pool.js";
 import { drawCohorts, drawQueues } from "./panel_queues.js";
+import { refreshNodeMap, refreshRunning } from "./panel_running.js";
+import { refreshBorrowing, refreshPreemptions } from "./panel_sharing.js";
 import { drawWaits, listWaiting } from "./panel_waits.js";
 import { openWorkload, refreshWorkload } from "./panel_workload.js";
+import { get } from "./api.js";
 import { loadCohorts, loadQueues } from "./status.js";
 
 const PERIOD_MS = 5000;
@@ -25,9 +28,10 @@ async function panel(id, work) {
 }
 
 async function queuesAndWaits() {
-  const data = await loadQueues(state.page, PAGE_SIZE);
+  const [data, ages] = await Promise.all([loadQueues(state.page, PAGE_SIZE), get("/api/v1/pending-ages")]);
   drawQueues(data, state.page, PAGE_SIZE, (page) => { state.page = page; refresh(); });
-  drawWaits(data.queues, pick);
+  drawWaits(data.queues, pick, ages.items || []);
+  await panel("running", () => refreshRunning(data.all.map((q) => q.name), open));
   const cohorts = await loadCohorts(data.all);
   drawCohorts(cohorts, data.all);
 }
@@ -49,6 +53,9 @@ export async function refresh() {
       panel("pool", refreshPool),
       panel("queues", queuesAndWaits),
       panel("nodes", refreshNodes),
+      panel("nodemap", refreshNodeMap),
+      panel("borrowing", () => refreshBorrowing(state.hours)),
+      panel("preemptions", () => refreshPreemptions(state.hours)),
       panel("trends", () => refreshTrends(state.hours)),
       panel("usage", () => refreshUsage(state.hours)),
       panel("workload", refreshWorkload),

@@ -8,5 +8,7 @@ In reading order:
 - ``usage``, ``borrowing``: metering over a window; who owes whom.
 - ``metrics``: aggregates for Prometheus.
 - ``dashboard``: the pool and trend panels.
+- ``activity``: the node map, preemptions over time, pending ages (shared SQL with
+  ``metrics``).
 - ``audit``: the audit log, newest first, a page at a time.
 """

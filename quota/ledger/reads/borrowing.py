@@ -8,7 +8,7 @@ from datetime import datetime
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from quota.core.borrowing import Debt, Held, owed
+from quota.core.borrowing import Debt, Held, Lent, owed, owed_now
 from quota.core.model import ClusterQueue, Cohort
 from quota.ledger.errors import translated
 from quota.ledger.repository import Ledger
@@ -34,3 +34,24 @@ def borrowing(session: Session, start: datetime, end: datetime) -> list[Debt]:
     ).all()
     held = [Held(r[0], r[1], r[2], int(r[3]), r[4], r[5]) for r in rows]
     return owed(held, queues, cohorts, start, end)
+
+
+@translated
+def borrowing_now(session: Session) -> list[Lent]:
+    """Borrowed milli-units per (cohort, borrower, lender, flavor, resource) now: the usage
+    intervals still open, with the quotas in force."""
+    ledger = Ledger(session)
+    queues = {q.name: q for q in ledger.list("ClusterQueue") if isinstance(q, ClusterQueue)}
+    cohorts = {c.name: c for c in ledger.list("Cohort") if isinstance(c, Cohort)}
+    members = sorted(name for name, q in queues.items() if q.cohort is not None)
+    if not members:
+        return []
+    rows = session.execute(
+        text(
+            "SELECT cluster_queue, flavor, resource, amount, started_at "
+            "FROM usage_intervals WHERE cluster_queue = ANY(CAST(:queues AS text[])) "
+            "AND ended_at IS NULL"
+        ),
+        {"queues": members},
+    ).all()
+    return owed_now([Held(r[0], r[1], r[2], int(r[3]), r[4], None) for r in rows], queues, cohorts)

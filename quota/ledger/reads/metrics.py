@@ -15,6 +15,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from quota.ledger.errors import translated
+from quota.ledger.reads.activity import PENDING_SINCE, PREEMPTOR_QUEUE
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,25 +125,15 @@ class PreemptionCount:
 
 @translated
 def preemption_counts(session: Session) -> list[PreemptionCount]:
-    """Preemptions ever, per preemptor's ClusterQueue, victim's ClusterQueue and cause. The
-    Evicted event names the preemptor workload (``namespace/name``); its queue is that of
-    the workload of that name created last before the eviction (its admission's, or its
-    LocalQueue's while it still waited)."""
+    """Preemptions ever, per preemptor's ClusterQueue (``activity.PREEMPTOR_QUEUE``),
+    victim's ClusterQueue and cause."""
     rows = session.execute(
         text(
-            """
+            f"""
             SELECT COALESCE(p.q, ''), COALESCE(e.details->>'clusterQueue', w.cluster_queue, ''),
                    COALESCE(e.details->>'why', ''), count(*)
             FROM workload_events AS e JOIN workloads AS w ON w.id = e.workload_id
-            LEFT JOIN LATERAL (
-                SELECT COALESCE(pw.cluster_queue, lq.cluster_queue) AS q
-                FROM workloads AS pw LEFT JOIN local_queues AS lq
-                    ON lq.namespace = pw.namespace AND lq.name = pw.queue_name
-                WHERE pw.namespace = split_part(e.details->>'preemptor', '/', 1)
-                  AND pw.name = split_part(e.details->>'preemptor', '/', 2)
-                  AND pw.created_at <= e.at
-                ORDER BY pw.created_at DESC, pw.id DESC LIMIT 1
-            ) AS p ON true
+            {PREEMPTOR_QUEUE}
             WHERE e.type = 'Evicted' AND e.reason = 'Preempted'
             GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
             """
@@ -161,22 +152,14 @@ class OldestPending:
 @translated
 def oldest_pending(session: Session) -> list[OldestPending]:
     """Per ClusterQueue and primary reason, how long its longest-waiting pending workload
-    has waited (as of the database's clock) since it joined the queue: its latest requeue,
-    else its creation, where Kueue's waits start too. A workload whose LocalQueue is unknown
-    has no ClusterQueue and is left out, as in the pending counts."""
+    has waited (as of the database's clock) since it joined the queue
+    (``activity.PENDING_SINCE``). A workload whose LocalQueue is unknown has no ClusterQueue
+    and is left out, as in the pending counts."""
     rows = session.execute(
         text(
-            """
-            SELECT q, code, EXTRACT(EPOCH FROM now() - min(since)) FROM (
-                SELECT COALESCE(w.cluster_queue, lq.cluster_queue) AS q,
-                       COALESCE(w.reason_code, 'PendingEvaluation') AS code,
-                       COALESCE((SELECT max(x.at) FROM workload_events AS x
-                                 WHERE x.workload_id = w.id AND x.type = 'Requeued'),
-                                w.created_at) AS since
-                FROM workloads AS w LEFT JOIN local_queues AS lq
-                    ON lq.namespace = w.namespace AND lq.name = w.queue_name
-                WHERE w.state = 'Pending'
-            ) AS p WHERE q IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2
+            f"""
+            SELECT q, code, EXTRACT(EPOCH FROM now() - min(since))
+            FROM ({PENDING_SINCE}) AS p WHERE q IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2
             """
         )
     ).all()

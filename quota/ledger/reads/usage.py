@@ -26,6 +26,8 @@ GROUPS = {
 _OVERLAP = "GREATEST(EXTRACT(EPOCH FROM (LEAST({b}, :end) - GREATEST({a}, :start))), 0)"
 _HELD = _OVERLAP.format(a="u.started_at", b="COALESCE(u.ended_at, :end)")
 _LOST = _OVERLAP.format(a="u.lost_from", b="u.ended_at")
+# Lost to hardware: a NodeUnhealthy eviction, or a PodsReadyTimeout on an unhealthy node.
+_FAULT = "(u.end_reason = 'NodeUnhealthy' OR u.node_fault)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +37,8 @@ class UsageLine:
     milli_seconds: int  # milli-units held × seconds, summed: exact, never a float
     workloads: int  # distinct workloads that held some of it in the window
     # Of ``milli_seconds``: work lost to preemption (since the last checkpoint), and time
-    # lost to hardware faults (intervals a NodeUnhealthy eviction ended), not charged.
+    # lost to hardware faults (intervals a NodeUnhealthy eviction ended, or a PodsReadyTimeout
+    # of pods on a node Berth marked unhealthy), not charged.
     waste_milli_seconds: int = 0
     fault_milli_seconds: int = 0
     cost: Decimal | None = None  # of the charged part; None where no flavor has a price
@@ -73,9 +76,8 @@ def usage(
                    COALESCE(sum(u.amount * {_LOST})
                             FILTER (WHERE u.end_reason = 'Preempted'), 0) AS waste,
                    COALESCE(sum(u.amount * {_LOST})
-                            FILTER (WHERE u.end_reason = 'NodeUnhealthy'), 0) AS fault,
-                   sum((u.amount * ({_HELD} - CASE WHEN u.end_reason = 'NodeUnhealthy'
-                                                   THEN {_LOST} ELSE 0 END))
+                            FILTER (WHERE {_FAULT}), 0) AS fault,
+                   sum((u.amount * ({_HELD} - CASE WHEN {_FAULT} THEN {_LOST} ELSE 0 END))
                        * CAST(f.prices -> u.resource ->> 'price' AS numeric)
                        / (CAST(f.prices -> u.resource ->> 'per' AS numeric) * 3600)) AS cost,
                    array_agg(u.end_reason)

@@ -8,6 +8,7 @@ import functools
 import math
 import re
 from dataclasses import MISSING, fields
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from berth.cli.main import main
 from berth.serve import kube_settings, runner_config
 from berth.settings import SETTINGS, Settings, SettingsError
 from quota.core.node_health import DEFAULT_DEVICE_RESOURCES, HealthThresholds
+from quota.core.pods_ready import RequeuingTimestamp
 
 README = REPO / "README.md"
 SOURCE = ("berth", "api", "admission", "quota", "migrations")
@@ -41,9 +43,9 @@ def written(tmp_path: Path, document: object) -> dict[str, str]:
 
 
 def nested(key: str, value: object) -> dict[str, object]:
-    """``{"http": {"port": value}}`` for ``"http.port"``."""
-    section, leaf = key.split(".")
-    return {section: {leaf: value}}
+    """``{"http": {"port": value}}`` for ``"http.port"`` (and deeper keys likewise)."""
+    section, _, rest = key.partition(".")
+    return {section: nested(rest, value) if "." in rest else {rest: value}}
 
 
 def test_without_anything_set_the_tree_is_its_defaults() -> None:
@@ -109,6 +111,14 @@ OVERRIDES = [
     pytest.param("BERTH_SIMULATE_TIME_LIMIT", "2.5", "simulation.time_limit", 2.5, id="simulations stop sooner"),
     pytest.param("BERTH_SIMULATE_CONCURRENCY", "4", "simulation.concurrency", 4, id="more simulations at once"),
     pytest.param("BERTH_FAIR_SHARING", "true", "fair_sharing.enable", True, id="fair sharing on"),
+    pytest.param("BERTH_WAIT_FOR_PODS_READY", "true", "pods_ready.enable", True, id="waitForPodsReady on"),
+    pytest.param("BERTH_PODS_READY_TIMEOUT", "10m", "pods_ready.timeout", timedelta(minutes=10), id="a longer pods-ready timeout"),
+    pytest.param("BERTH_PODS_READY_BLOCK_ADMISSION", "true", "pods_ready.block_admission", True, id="admission waits for readiness"),
+    pytest.param("BERTH_PODS_READY_RECOVERY_TIMEOUT", "0s", "pods_ready.recovery_timeout", timedelta(0), id="recovery not checked"),
+    pytest.param("BERTH_PODS_READY_REQUEUING_TIMESTAMP", "Creation", "pods_ready.timestamp", RequeuingTimestamp.CREATION, id="requeue by creation time"),
+    pytest.param("BERTH_PODS_READY_BACKOFF_LIMIT_COUNT", "3", "pods_ready.backoff_limit_count", 3, id="deactivated after three requeues"),
+    pytest.param("BERTH_PODS_READY_BACKOFF_BASE_SECONDS", "10", "pods_ready.backoff_base_seconds", 10, id="a shorter first backoff"),
+    pytest.param("BERTH_PODS_READY_BACKOFF_MAX_SECONDS", "600", "pods_ready.backoff_max_seconds", 600, id="a shorter longest backoff"),
     pytest.param("BERTH_SERVER", "http://berth:8000/", "client.server", "http://berth:8000", id="the REST commands' server"),
     pytest.param("BERTH_TOKEN", "look-secret-token-2", "client.token", "look-secret-token-2", id="the REST commands' token"),
     pytest.param("BERTH_PORT", "  ", "http.port", 8000, id="a blank variable is unset"),
@@ -215,6 +225,16 @@ BAD = [
     pytest.param("env", "BERTH_SIMULATE_CONCURRENCY", "0", "whole number of simulations (1 or more)", id="no simulations at all"),
     pytest.param("env", "BERTH_FAIR_SHARING", "yes", "not true or false", id="fair sharing is true or false"),
     pytest.param("file", "BERTH_FAIR_SHARING", "sometimes", "not true or false", id="fair sharing in the file likewise"),
+    pytest.param("env", "BERTH_WAIT_FOR_PODS_READY", "on", "not true or false", id="waitForPodsReady is true or false"),
+    pytest.param("file", "BERTH_PODS_READY_BLOCK_ADMISSION", "yes", "not true or false", id="blockAdmission is true or false"),
+    pytest.param("env", "BERTH_PODS_READY_RECOVERY_TIMEOUT", "-1m", "is not a duration", id="a negative recovery timeout"),
+    pytest.param("env", "BERTH_PODS_READY_BACKOFF_LIMIT_COUNT", "-1", "(0 or more)", id="a negative requeue limit"),
+    pytest.param("file", "BERTH_PODS_READY_BACKOFF_MAX_SECONDS", "1h", "is not a whole number", id="a longest backoff with a unit"),
+    pytest.param("env", "BERTH_PODS_READY_TIMEOUT", "5 minutes", "is not a duration", id="a timeout in words"),
+    pytest.param("file", "BERTH_PODS_READY_TIMEOUT", 300, "is not a duration", id="a timeout without a unit"),
+    pytest.param("env", "BERTH_PODS_READY_TIMEOUT", "0s", "must be longer than 0s", id="a zero pods-ready timeout"),
+    pytest.param("env", "BERTH_PODS_READY_REQUEUING_TIMESTAMP", "Admission", "not Eviction or Creation", id="an unknown requeuing timestamp"),
+    pytest.param("env", "BERTH_PODS_READY_BACKOFF_BASE_SECONDS", "0", "(1 or more)", id="a zero backoff"),
     pytest.param("file", "BERTH_SERVER", 8000, "is not a text value", id="a server that is a port"),
     pytest.param("file", "BERTH_TOKEN", ["a"], "is not a text value", id="a token that is a list"),
 ]  # fmt: skip
@@ -337,7 +357,8 @@ def test_kube_settings_and_the_runner_config_are_built_from_the_tree() -> None:
     ("kind", "from_the_tree"),
     [
         pytest.param(KubeSettings, {"kubeconfig", "context", "identity", "lease_namespace", "lease_name",
-                                    "lease_seconds", "taint_nodes", "health", "device_error_exit_codes"},
+                                    "lease_seconds", "taint_nodes", "health", "device_error_exit_codes",
+                                    "pods_ready"},
                      id="KubeSettings"),
         pytest.param(RunnerConfig, {"holder", "interval", "leader_poll", "reconcile_every", "backoff_first",
                                     "backoff_max"}, id="RunnerConfig"),

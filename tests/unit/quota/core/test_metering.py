@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from quota.core.borrowing import Debt, Held, owed
+from quota.core.borrowing import Debt, Held, owed, owed_now
 from quota.core.metering import Price, PriceError, format_prices, parse_prices
 from quota.core.model import (
     ClusterQueue,
@@ -140,3 +140,24 @@ def test_a_cohorts_own_quota_lends_and_nested_cohorts_share_one_root() -> None:
                  {c.name: c for c in cohorts}, T0, T0 + timedelta(hours=1))
     assert found == [Debt("pool", "b", "a", "h100", GPU, 4000 * HOUR),
                      Debt("pool", "b", "cohort:pool", "h100", GPU, 4000 * HOUR)]
+
+
+@pytest.mark.parametrize(
+    ("intervals", "queues", "expected"),
+    [
+        pytest.param([held("b", 6, 0, None)], [queue("a", 8), queue("b", 0)], [("b", "a", 6.0)],
+                     id="b holds 6 of a's idle GPUs now"),
+        pytest.param([held("b", 6, 0, None), held("a", 2, 0, None)],
+                     [queue("a", 8), queue("b", 4)], [("b", "a", 2.0)],
+                     id="only what is above its nominal quota is borrowed now"),
+        pytest.param([held("b", 3, 0, None)], [queue("a", 4), queue("c", 2), queue("b", 0)],
+                     [("b", "a", 2.0), ("b", "c", 1.0)],
+                     id="lenders share now in proportion to what they leave unused"),
+        pytest.param([held("b", 4, 0, None)], [queue("a", 8, cohort=None), queue("b", 0, cohort=None)],
+                     [], id="outside a cohort nothing is borrowed now"),
+    ],
+)
+def test_who_borrows_from_whom_now(intervals: list[Held], queues: list[ClusterQueue],
+                                   expected: list[tuple[str, str, float]]) -> None:
+    found = owed_now(intervals, {q.name: q for q in queues}, {})
+    assert [(x.borrower, x.lender, x.amount / 1000) for x in found] == expected
