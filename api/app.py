@@ -17,10 +17,12 @@ from api.body_limit import BodyLimit
 from api.deps import AppContext
 from api.guards import no_nul
 from api.routers import (
+    admission_checks,
     apply,
     audit,
     dashboard,
     deletes,
+    demand,
     health,
     leader,
     nodes,
@@ -85,6 +87,7 @@ def create_app(context: AppContext, *, simulation: SimulationLimits | None = Non
     )  # fmt: skip
     app.include_router(apply.router, dependencies=admin, responses=admin_errors)
     app.include_router(workload_actions.router, dependencies=admin, responses=admin_errors)
+    app.include_router(admission_checks.router, dependencies=admin, responses=admin_errors)
     app.include_router(simulate.router, dependencies=admin, responses=admin_errors)
     app.include_router(dashboard.router)
     app.include_router(nodes.actions, dependencies=admin, responses=admin_errors)
@@ -93,6 +96,7 @@ def create_app(context: AppContext, *, simulation: SimulationLimits | None = Non
     app.include_router(nodes.reads, dependencies=read, responses=read_errors)
     app.include_router(workloads.router, dependencies=read, responses=read_errors)
     app.include_router(status.router, dependencies=read, responses=read_errors)
+    app.include_router(demand.router, dependencies=read, responses=read_errors)
     # last: its /{plural} paths would shadow fixed ones
     app.include_router(objects.router, dependencies=read, responses=read_errors)
     check_routes(app)

@@ -26,10 +26,12 @@ from prometheus_client.registry import Collector
 
 from api import metrics_kueue as kueue
 from api.deps import AppContext, SessionScope
+from quota.core.demand import Demand
 from quota.core.model import NodeHealth
 from quota.ledger import nodes as ledger_nodes
 from quota.ledger.reads import metrics as aggregates
 from quota.ledger.reads import queues
+from quota.ledger.reads.demand import check_counts, read_demand, reserving_counts
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -75,6 +77,9 @@ class LedgerCollector(Collector):
             queue_waits = aggregates.admission_waits(session, kueue.WAIT_BUCKETS)
             preemptions = aggregates.preemption_counts(session)
             oldest = aggregates.oldest_pending(session)
+            wanted = read_demand(session)
+            reserving = reserving_counts(session)
+            checks = check_counts(session)
         pending = GaugeMetricFamily(
             "berth_pending_workloads",
             "Pending workloads by ClusterQueue and primary wait reason",
@@ -107,9 +112,46 @@ class LedgerCollector(Collector):
             sum_value=waits.sum_seconds,
         )
         yield kueue.oldest_pending(oldest)
-        yield from kueue.queue_families(statuses)
+        yield from _demand(wanted)
+        yield _checks(checks)
+        yield from kueue.queue_families(statuses, reserving)
         yield kueue.wait_histogram(queue_waits)
         yield from kueue.history_families(events, preemptions)
+
+
+def _demand(wanted: Demand) -> Iterator[Metric]:
+    """The autoscaler's signal: capacity demand (scale on it) apart from quota-blocked."""
+    labels = ["flavor", "resource", "level"]
+    capacity = GaugeMetricFamily(
+        "berth_capacity_demand",
+        "Resource units waiting work needs that its quota admits but the nodes cannot hold "
+        "(InsufficientCapacity, TopologyPlacementFailed, UnhealthyCapacity, "
+        "WaitingForAdmissionCheck): what more nodes would start",
+        labels=labels,
+    )
+    blocked = GaugeMetricFamily(
+        "berth_quota_blocked_demand",
+        "Resource units waiting work needs that its quota does not admit (WaitingForQuota, "
+        "ExceedsMaxQuota): more nodes would not start it",
+        labels=labels,
+    )
+    for family, lines in ((capacity, wanted.capacity), (blocked, wanted.quota_blocked)):
+        for line in lines:
+            family.add_metric([line.flavor, line.resource, line.level or ""], line.amount / 1000)
+    yield from (capacity, blocked)
+
+
+def _checks(counts: dict[str, dict[tuple[str, str], int]]) -> Metric:
+    """Workloads reserving quota, per ClusterQueue, admission check and the check's state."""
+    family = GaugeMetricFamily(
+        "berth_admission_check_workloads",
+        "Workloads reserving quota for their admission checks, by check and its state",
+        labels=["cluster_queue", "check", "state"],
+    )
+    for queue, by_check in sorted(counts.items()):
+        for (check, state), count in sorted(by_check.items()):
+            family.add_metric([queue, check, state], count)
+    return family
 
 
 def _node_health(nodes: list[ledger_nodes.NodeSummary]) -> Metric:

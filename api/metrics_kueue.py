@@ -10,7 +10,7 @@ Resource figures are in the resource's units (GPUs, CPU cores, bytes), as Kueue'
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -45,8 +45,12 @@ def pending_status(reason: str, strategy: QueueingStrategy) -> str:
     return "inadmissible"
 
 
-def queue_families(statuses: Sequence[QueueStatus]) -> Iterator[Metric]:
-    """Pending (active/inadmissible) and admitted counts, quota and usage per queue."""
+def queue_families(statuses: Sequence[QueueStatus],
+                   checking: Mapping[str, int] | None = None) -> Iterator[Metric]:
+    """Pending (active/inadmissible) and admitted counts, quota and usage per queue;
+    ``checking``: per queue, the workloads reserving quota for their admission checks
+    (counted as reserving, not yet as admitted)."""
+    waiting = checking or {}
     pending = GaugeMetricFamily(
         "kueue_pending_workloads",
         "Pending workloads per ClusterQueue: 'active' ones are tried again in the next cycle, "
@@ -55,12 +59,13 @@ def queue_families(statuses: Sequence[QueueStatus]) -> Iterator[Metric]:
     )
     admitted = GaugeMetricFamily(
         "kueue_admitted_active_workloads",
-        "Workloads holding quota in the ClusterQueue now", labels=["cluster_queue"],
+        "Workloads admitted in the ClusterQueue now (quota reserved and every admission "
+        "check passed)", labels=["cluster_queue"],
     )  # fmt: skip
-    # Berth reserves quota and admits in one step: Kueue's two counts are the same here.
+    # A queue without admission checks reserves and admits in one step: the counts agree.
     reserving = GaugeMetricFamily(
         "kueue_reserving_active_workloads",
-        "Workloads reserving quota in the ClusterQueue now (as admitted: one step in Berth)",
+        "Workloads reserving quota in the ClusterQueue now (admitted ones included)",
         labels=["cluster_queue"],
     )
     usage = GaugeMetricFamily(
@@ -91,7 +96,7 @@ def queue_families(statuses: Sequence[QueueStatus]) -> Iterator[Metric]:
             split[pending_status(reason, strategy)] += count
         for label, count in split.items():
             pending.add_metric([status.name, label], count)
-        admitted.add_metric([status.name], status.admitted)
+        admitted.add_metric([status.name], status.admitted - waiting.get(status.name, 0))
         reserving.add_metric([status.name], status.admitted)
         for f in status.resources:
             labels = [status.cohort or "", status.name, f.flavor, f.resource]

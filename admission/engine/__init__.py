@@ -6,6 +6,8 @@ In reading order:
 - ``types``: what goes into one cycle (``Snapshot``) and what comes out (``CycleResult``).
 - ``workload``: who holds quota, how much, validity, grace.
 - ``checks``: what blocks a workload before any quota is measured.
+- ``check_states``: admission checks: reserve quota, admit when every check is Ready,
+  requeue on Retry (with backoff), deactivate on Rejected.
 - ``queues``: pending queues in order, each workload's least request, the quota caps.
 - ``flavors``: flavor assignment per pod set.
 - ``node_room``, ``capacity``, ``topology``, ``node_limits``: one node's room; which
@@ -19,6 +21,7 @@ In reading order:
 - ``cycle_memo``, ``quick_filter``, ``cycle_reasons``: what one cycle remembers by shape
   and pool state; the workloads it parks unevaluated once a queue runs short; the reasons
   it writes for those left waiting.
+- ``cohort_order``: the order of queue heads across a cohort tree.
 - ``cycle``: one admission cycle, written as named steps.
 - ``node_faults``: which admitted workloads a node fault evicts.
 - ``pods_ready``: which admitted workloads waitForPodsReady evicts (or deactivates), and

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from admission.engine import reasons
+from admission.engine.check_states import missing_checks, rejection
 from admission.engine.types import Reason, Snapshot
 from admission.engine.workload import is_deactivated, request_problem
 from quota.core.model import ClusterQueue, StopPolicy
@@ -30,6 +31,9 @@ def inactive_queues(snapshot: Snapshot, tree: QuotaTree) -> dict[str, str]:
 def _queue_problem(snapshot: Snapshot, tree: QuotaTree, cq: ClusterQueue) -> str | None:
     if cq.cohort is not None and cq.cohort in tree.broken_cohorts:
         return f"its cohort {cq.cohort} is on a cycle of parent cohorts"
+    missing = missing_checks(snapshot, cq.admission_checks)
+    if missing is not None:
+        return missing
     seen: set[str] = set()
     for group in cq.resource_groups:
         for quotas in group.flavors:
@@ -63,7 +67,9 @@ def workload_reasons(snapshot: Snapshot, workload: Workload) -> list[Reason]:
     invalid request."""
     out: list[Reason] = []
     if is_deactivated(workload):
-        out.append(reasons.deactivated(workload.deactivation))
+        rejected = rejection(workload)
+        out.append(reasons.deactivated(workload.deactivation) if rejected is None
+                   else reasons.rejected_by_check(rejected.name, rejected.message))
     if workload.priority_class is not None and workload.priority_class not in (
         snapshot.priority_classes
     ):

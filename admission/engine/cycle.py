@@ -11,9 +11,9 @@ from __future__ import annotations
 import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 
-from admission.engine import reasons, transitions
+from admission.engine import check_states, reasons, transitions
 from admission.engine.candidates import FailedSearches
 from admission.engine.capacity import Capacity, demands
 from admission.engine.checks import (
@@ -22,10 +22,10 @@ from admission.engine.checks import (
     queue_reasons,
     static_reasons,
 )
+from admission.engine.cohort_order import CohortKey, cohort_key, optimistic, reservation_key
 from admission.engine.collector import collector_paused
 from admission.engine.cycle_memo import CycleMemo
 from admission.engine.cycle_reasons import WaitReasons
-from admission.engine.fairshare import dominant_share
 from admission.engine.flavors import Assigner, Mode, Plan, partial_plan
 from admission.engine.hierarchy import hierarchical_victims
 from admission.engine.pods_ready import unready_holder
@@ -53,20 +53,14 @@ from admission.engine.workload import (
 from quota.core.model import ClusterQueue, QueueingStrategy
 from quota.core.reasons import WaitReason
 from quota.core.tree import FlavorResource, QuotaTree
-from quota.core.workload import Admission, Workload, WorkloadState, pending_order
+from quota.core.workload import Admission, Workload, WorkloadState
 
 Usage = Mapping[FlavorResource, int]
-# Order of ClusterQueue heads across a cohort: non-borrowing first, then those borrowing
-# from nearer up the cohort tree (or with a lower share), then the pending order:
-# (borrowing height, fair share after admission, -priority, creation, key).
-CohortKey = tuple[int, int, int, datetime, str]
-
-# What a heap entry is: a queue's head, a head put back with its actual key (it borrows),
-# or the point where a planned reservation is made.
+# Heap entries: a queue's head, a borrowing head put back, where a reservation is made.
 _HEAD, _REQUEUED, _RESERVE = 0, 1, 2
-# A reservation goes before the borrowers of its holder's priority, whenever they came.
-_EARLIEST = datetime.min.replace(tzinfo=UTC)
 
+# Holders a stopped queue or a deactivation drains (an Evicting one is on its way out).
+_DRAINED = frozenset({WorkloadState.ADMITTED, WorkloadState.QUOTA_RESERVED})
 # Reasons worth adding to a workload that is held back anyway: they will not go away alone.
 _PERMANENT = frozenset({WaitReason.NO_MATCHING_FLAVOR, WaitReason.EXCEEDS_MAX_QUOTA})
 
@@ -117,6 +111,8 @@ class _Cycle:
         # Most of the snapshot is pending: pick the holders out before sorting them.
         holders = sorted((key, w) for key, w in snapshot.workloads.items()
                          if w.admission is not None and holds_quota(w))
+        # Reservations waiting for admission checks, in key order (few: checks are rare).
+        self.reserved = [key for key, w in holders if w.state is WorkloadState.QUOTA_RESERVED]
         for _, workload in holders:
             assert workload.admission is not None
             cq = workload.admission.cluster_queue
@@ -129,6 +125,7 @@ class _Cycle:
 
     def run(self) -> CycleResult:
         self._drain()
+        self._settle_checks()
         self.open_holders = self._open_holders()
         pending = self._classify()
         self._admit(pending)
@@ -147,7 +144,7 @@ class _Cycle:
         for key in sorted(self.holdings.queue_of):
             cq = self.holdings.queue_of[key]
             workload = self.holdings.by_queue[cq][key]
-            if workload.state is not WorkloadState.ADMITTED:
+            if workload.state not in _DRAINED:
                 continue
             why = drain_reason(self.snapshot, workload, cq)
             if why is not None:
@@ -155,6 +152,36 @@ class _Cycle:
                 self.holdings.remove(key)
                 self._release(key)
                 self.evicted.append(EvictionDecision(key, "", None, cq, why))
+
+    def _settle_checks(self) -> None:
+        """Admit the reservations whose admission checks all passed; evict those a check
+        answered Retry or Rejected; the rest wait for their checks."""
+        for key in self.reserved:
+            cq = self.holdings.queue_of.get(key)
+            if cq is None:  # drained, or its ClusterQueue is gone
+                continue
+            workload = self.holdings.by_queue[cq][key]
+            outcome = check_states.judge(self.snapshot, workload, self.now)
+            assert workload.admission is not None  # it holds quota
+            if outcome.admit:
+                usage = self.holdings.usage[key]
+                self.holdings.remove(key)
+                self.holdings.add(cq, transitions.admitted(workload, workload.admission,
+                                                           self.now), usage)
+                self.admitted.append(AdmissionDecision(key, workload.admission, False,
+                                                       checked=True))
+            elif outcome.reason is not None:
+                self.tree.remove(cq, self.holdings.usage[key])
+                self.holdings.remove(key)
+                self._release(key)
+                check = outcome.check
+                details = {} if check is None else {"check": check.name,
+                                                    "message": check.message}
+                self.evicted.append(EvictionDecision(key, "", None, cq, outcome.reason, details,
+                                                     requeue_at=outcome.requeue_at,
+                                                     check=check))
+            elif outcome.waiting is not None:
+                self.waiting[key] = Waiting(cq, [outcome.waiting])
 
     def _open_holders(self) -> dict[str, int]:
         """Holders a victim search could pick, per pool: those admitted in this cycle or
@@ -184,6 +211,11 @@ class _Cycle:
                 route = routes[lq] = (cq_name, not held and cq_name is not None)
             target, clear = route
             pc = workload.priority_class
+            if clear and workload.requeue_at is not None:  # an admission check's Retry
+                backoff = check_states.backing_off(workload, self.now)
+                if backoff is not None:
+                    self.waiting[key] = Waiting(target, [backoff])
+                    continue
             if not clear or not workload.active or (pc is not None and pc not in classes):
                 self._hold(key, workload)
                 continue
@@ -223,7 +255,7 @@ class _Cycle:
         push, pop = heapq.heappush, heapq.heappop
         short = self.filter.short
         for name in sorted(queued):
-            push(heap, (_optimistic(queued[name][0]), _HEAD, name))
+            push(heap, (optimistic(queued[name][0]), _HEAD, name))
         while heap:
             if self.unready is not None:
                 self._wait_ready(queued, index,
@@ -244,7 +276,7 @@ class _Cycle:
                     continue
                 if at > start:
                     index[name] = at
-                    push(heap, (_optimistic(mine[at]), _HEAD, name))
+                    push(heap, (optimistic(mine[at]), _HEAD, name))
                     continue
             head = mine[at]
             workload = head.workload
@@ -255,7 +287,8 @@ class _Cycle:
             # can it help a head no node can hold, and waiting would hold back its queue.
             if not requeued and (outcome.mode is Mode.FIT or not settled) and not (
                     self.capacity is not None and self.why.oversized(cq, workload, shape_id)):
-                actual = self._cohort_key(cq, workload, outcome, key)
+                actual = cohort_key(self.tree, cq, workload, outcome, key,
+                                    fair_sharing=self.snapshot.fair_sharing)
                 if actual > key:
                     push(heap, (actual, _REQUEUED, name))
                     continue
@@ -265,17 +298,15 @@ class _Cycle:
             else:
                 short.add(name)
             blocking = self._decide(cq, workload, outcome, shape_id)
-            if name in self.reservations.fresh:
-                self.reservations.fresh.discard(name)
-                push(heap, ((self._height(cq, outcome), 0, -workload.priority, _EARLIEST, ""),
-                            _RESERVE, name))
+            if self.reservations.unscheduled(name):
+                push(heap, (reservation_key(self.tree, cq, workload, outcome), _RESERVE, name))
             at = index[name] = at + 1
             if blocking and cq.queueing_strategy is QueueingStrategy.STRICT_FIFO:
                 for behind in mine[at:]:
                     self._block(cq, behind.workload, workload.key)
                 continue
             if at < len(mine):
-                push(heap, (_optimistic(mine[at]), _HEAD, name))
+                push(heap, (optimistic(mine[at]), _HEAD, name))
         # Reasons are written against the state the workloads wait in: without reservations.
         self.reservations.release()
 
@@ -292,27 +323,6 @@ class _Cycle:
         if cq.name in self.filter.node_flavors:  # nodes serve every pool: any eviction frees some
             return not any(self.open_holders.values())
         return not self.open_holders.get(self.tree.root(cq.name))
-
-    def _cohort_key(
-        self, cq: ClusterQueue, workload: Workload, outcome: Outcome, optimistic: CohortKey
-    ) -> CohortKey:
-        if not outcome.borrows:
-            return optimistic  # (0, 0, ...): the key it was queued with
-        share, height = 0, 1
-        if self.snapshot.fair_sharing:
-            share = dominant_share(self.tree, cq.name, cq.fair_sharing_weight, outcome.usage)
-        else:
-            height = self._height(cq, outcome)
-        return (height, share, *pending_order(workload))
-
-    def _height(self, cq: ClusterQueue, outcome: Outcome) -> int:
-        """How far up the cohort tree ``outcome`` borrows, at least 1 (Kueue: who borrows
-        less far up goes first, whatever the priority)."""
-        if not outcome.borrows or self.tree.pool_height(cq.name) < 2:
-            return 1
-        tree, name = self.tree, cq.name
-        return max((tree.borrowing_height(name, fr, amount)[0]
-                    for fr, amount in outcome.usage.items()), default=1) or 1
 
     def _decide(self, cq: ClusterQueue, workload: Workload, outcome: Outcome,
                 shape_id: int) -> bool:
@@ -384,10 +394,9 @@ class _Cycle:
             if any(capacity.limits(names) for _, _, names in pods):
                 wanted = Wanted(cq.name, plan.usage,
                                 lambda keys: capacity.places_without(keys, pods))
-        if self.snapshot.fair_sharing or self.tree.pool_height(cq.name) < 2:
-            victims = find_victims(self.search, cq, workload, wanted)
-        else:
-            victims = hierarchical_victims(self.search, cq, workload, wanted)
+        flat = self.snapshot.fair_sharing or self.tree.pool_height(cq.name) < 2
+        victims = (find_victims if flat else hierarchical_victims)(self.search, cq, workload,
+                                                                   wanted)
         if not victims:
             # A failure to place proves nothing about other shapes of equal quota.
             self.failed.add(cq, workload, wanted.usage, shape_id,
@@ -416,11 +425,14 @@ class _Cycle:
     def _admit_as(self, cq: str, workload: Workload, admission: Admission,
                   usage: Usage, borrows: bool) -> None:
         self.tree.add(cq, usage)
-        admitted = transitions.admitted(workload, admission, self.now)
+        # A queue with admission checks for these flavors only reserves the quota.
+        checks = check_states.checks_for(self.queues[cq].admission_checks, admission)
+        admitted = (check_states.reserved(workload, admission, checks, self.now) if checks
+                    else transitions.admitted(workload, admission, self.now))
         self.holdings.add(cq, admitted, dict(usage))
         self.protected.add(workload.key)
-        self.admitted.append(AdmissionDecision(workload.key, admission, borrows))
-        if self.blocking_ready:
+        self.admitted.append(AdmissionDecision(workload.key, admission, borrows, checks))
+        if self.blocking_ready and not checks:
             self.unready = workload.key  # its pods start now: the rest waits for them
 
     def _wait_ready(self, queued: dict[str, list[Entry]], index: Mapping[str, int],
@@ -486,7 +498,3 @@ class _Cycle:
 
     def _block(self, cq: ClusterQueue, workload: Workload, head: str) -> None:
         self.waiting[workload.key] = Waiting(cq.name, [], blocked_by=head, quota=True)
-
-def _optimistic(head: Entry) -> CohortKey:
-    """The cohort key a queue's head enters the heap with: as if it did not borrow."""
-    return (0, 0, head.neg_priority, head.created_at, head.key)

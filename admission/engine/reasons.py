@@ -58,6 +58,13 @@ def pods_ready_blocked(workload: str) -> Reason:
     )
 
 
+def rejected_by_check(check: str, message: str) -> Reason:
+    said = f": {message}" if message else ""
+    return Reason(WaitReason.DEACTIVATED,
+                  f"the workload is deactivated: admission check {check} rejected it{said}",
+                  {"check": check, "message": message})
+
+
 def misconfigured(obj: str, problem: str) -> Reason:
     return Reason(WaitReason.MISCONFIGURED, f"{obj}: {problem}", {"object": obj,
                                                                    "problem": problem})

@@ -112,6 +112,14 @@ class Reservations:
         self.planned[cq.name] = (workload, dict(usage), borrows)
         return True
 
+    def unscheduled(self, cq: str) -> bool:
+        """Whether ``cq`` planned a reservation whose point in the pass is not set yet (it
+        is now)."""
+        if cq not in self.fresh:
+            return False
+        self.fresh.discard(cq)
+        return True
+
     def make(self, cq: str) -> None:
         """Reserve what the planned workload of ``cq`` would take, as the queue stands now."""
         holder, usage, borrows = self.planned.pop(cq)

@@ -18,7 +18,7 @@ from admission.engine import reasons
 from admission.engine.collector import collector_paused
 from admission.engine.types import PendingStatus, Reason
 from quota.core.reasons import WaitReason
-from quota.core.workload import PendingOrder, Workload, pending_order
+from quota.core.workload import PendingOrder, Workload, WorkloadState, pending_order
 
 _PENDING = WaitReason.PENDING_EVALUATION
 
@@ -149,6 +149,8 @@ class PendingStatuses(Mapping[str, PendingStatus]):
             if any(r.code is deactivated for r in entry.reasons):
                 continue  # a deactivated workload is out of the queue: it takes no place
             workload = workloads[key]
+            if workload.state is WorkloadState.QUOTA_RESERVED:
+                continue  # past the queue: it holds quota and waits for its checks
             by_queue.setdefault(cq, []).append(pending_order(workload, key))
         positions: dict[str, int] = {}
         for order in by_queue.values():

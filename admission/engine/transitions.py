@@ -1,7 +1,8 @@
 """What a decision does to a workload (PURE): admitted, evicted, back in the queue.
 
 The durable loop (``admission.loop.plan``) and the simulator (``admission.simulate.run``)
-move workloads through these functions alone, so ``berth serve`` and ``berth simulate``
+move workloads through these functions alone (``reserved`` for a queue with admission
+checks, ``admission.engine.check_states``), so ``berth serve`` and ``berth simulate``
 agree on a workload's state, eviction count, timestamps and checkpoint annotations after
 every admission, preemption, node fault (``node_faults``), pods-ready timeout
 (``pods_ready``), change of pod readiness, checkpoint and grace expiry.
@@ -20,12 +21,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from admission.engine.check_states import after_eviction
+from admission.engine.check_states import reserved as reserved
 from quota.core.checkpoints import (
     checkpoint_grace,
     checkpointed_at,
     reports_after,
     with_checkpoint,
 )
+from quota.core.checks import CheckStatus
 from quota.core.pods_ready import Readiness, next_readiness
 from quota.core.reasons import EvictionReason
 from quota.core.workload import Admission, Workload, WorkloadState
@@ -68,13 +72,19 @@ def evicted(
     reason: str,
     now: datetime,
     *,
+    check: CheckStatus | None = None,
     requeue_at: datetime | None = None,
     deactivation: str | None = None,
 ) -> Eviction:
     """``workload`` evicted for ``reason`` at ``now``: with a grace for a graceful reason it
     is ``Evicting`` and keeps its admission; else it releases its quota, deactivated for
-    reason Deactivated, back in the queue for any other. ``requeue_at``: a PodsReadyTimeout
-    requeue, counted, that waits until then; ``deactivation``: why Berth deactivates it."""
+    reason Deactivated, back in the queue for any other. ``check``: the admission check
+    whose Retry or Rejected evicts it (``requeue_at``: the end of a Retry's backoff);
+    without one, ``requeue_at`` is a PodsReadyTimeout requeue, counted, that waits until
+    then; ``deactivation``: why Berth deactivates it."""
+    if check is not None:
+        workload = after_eviction(workload, check, requeue_at)
+        requeue_at = None  # a check's retries are counted on the check
     count = workload.eviction_count + 1
     if requeue_at is not None:
         workload = replace(workload, requeue_count=workload.requeue_count + 1,

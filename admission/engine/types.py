@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from quota.core.checks import AdmissionCheck, CheckStatus, ProvisioningRequestConfig
 from quota.core.model import (
     ClusterQueue,
     Cohort,
@@ -32,7 +33,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """The ledger as the engine sees it. ``workloads`` holds every unfinished workload:
-    pending ones and those holding quota (Admitted or Evicting, with ``admission`` set)."""
+    pending ones and those holding quota (QuotaReserved, Admitted or Evicting, with
+    ``admission`` set)."""
 
     flavors: Mapping[str, ResourceFlavor] = field(default_factory=dict)
     cluster_queues: Mapping[str, ClusterQueue] = field(default_factory=dict)
@@ -43,6 +45,8 @@ class Snapshot:
     topologies: Mapping[str, Topology] = field(default_factory=dict)
     nodes: Mapping[str, Node] = field(default_factory=dict)
     workloads: Mapping[str, Workload] = field(default_factory=dict)  # "ns/name"
+    admission_checks: Mapping[str, AdmissionCheck] = field(default_factory=dict)
+    provisioning_configs: Mapping[str, ProvisioningRequestConfig] = field(default_factory=dict)
     fair_sharing: bool = False
     pods_ready: PodsReadyPolicy = DISABLED  # waitForPodsReady
     # Shape ids kept across the loop's cycles (admission.engine.shapes.ShapeMemo); a
@@ -82,6 +86,9 @@ class AdmissionDecision:
     key: str
     admission: Admission
     borrowing: bool  # admitted using quota borrowed from the cohort
+    # Non-empty: quota reserved only, admitted once these admission checks pass.
+    checks: tuple[str, ...] = ()
+    checked: bool = False  # a reservation whose checks all passed: admitted now
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,9 +103,11 @@ class EvictionDecision:
     cluster_queue: str
     reason: str = "Preempted"  # an EvictionReason value
     details: Mapping[str, object] = field(default_factory=dict)  # more for the Evicted event
-    # PodsReadyTimeout: when its requeue backoff ends; Deactivated by Berth: why.
+    # PodsReadyTimeout (or an admission check's Retry): when its requeue backoff ends;
+    # Deactivated by Berth: why; the admission check that answered Retry or Rejected.
     requeue_at: datetime | None = None
     deactivation: str | None = None
+    check: CheckStatus | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,9 @@ In reading order:
   port carried out on Jobs.
 - ``webhook`` (PURE): the mutating webhook's decision.
 - ``events``, ``status``: Events and CRD status written back.
+- ``provisioning``: the built-in ``kueue.x-k8s.io/provisioning-request`` admission check:
+  ProvisioningRequests and PodTemplates for quota reservations, their conditions as check
+  states.
 - ``taints``: Berth's taint on the Nodes it takes out of the pool, following their health.
 - ``lease``, ``failure_log``: leadership by a coordination.k8s.io Lease; its failures logged
   once per cause per minute.

@@ -48,6 +48,9 @@ NODES = ResourceRef("", "v1", "nodes", "Node", namespaced=False)
 PODS = ResourceRef("", "v1", "pods", "Pod", namespaced=True)
 EVENTS = ResourceRef("", "v1", "events", "Event", namespaced=True)
 LEASES = ResourceRef("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True)
+POD_TEMPLATES = ResourceRef("", "v1", "podtemplates", "PodTemplate", namespaced=True)
+PROVISIONING_REQUESTS = ResourceRef("autoscaling.x-k8s.io", "v1", "provisioningrequests",
+                                    "ProvisioningRequest", namespaced=True)
 
 
 def berth_resource(kind: str, plural: str, *, namespaced: bool = False) -> ResourceRef:
@@ -77,6 +80,8 @@ class Kube:
             return await _call(what, self._core.read_node, name)
         if ref == LEASES:
             return await _call(what, self._coordination.read_namespaced_lease, name, namespace)
+        if ref == POD_TEMPLATES:
+            return await _call(what, self._core.read_namespaced_pod_template, name, namespace)
         if ref.namespaced:
             get_namespaced = self._custom.get_namespaced_custom_object
             args = (ref.group, ref.version, namespace, ref.plural, name)
@@ -127,6 +132,8 @@ class Kube:
             return self._core.list_node
         if ref == PODS:
             return self._core.list_pod_for_all_namespaces
+        if ref == POD_TEMPLATES:
+            return self._core.list_pod_template_for_all_namespaces
         lister = self._custom.list_cluster_custom_object
 
         async def custom(**kwargs: Any) -> Any:
@@ -172,7 +179,22 @@ class Kube:
         if ref == LEASES:
             create = self._coordination.create_namespaced_lease
             return await _call(what, create, namespace, body)
+        if ref == POD_TEMPLATES:
+            return await _call(what, self._core.create_namespaced_pod_template, namespace, body)
+        if ref == PROVISIONING_REQUESTS:
+            custom = self._custom.create_namespaced_custom_object
+            return await _call(what, custom, ref.group, ref.version, namespace, ref.plural, body)
         raise TypeError(f"Berth does not create {ref.kind} objects")
+
+    async def delete(self, ref: ResourceRef, namespace: str, name: str) -> Obj:
+        """Delete what Berth created (ProvisioningRequests and their PodTemplates)."""
+        what = ref.describe(namespace, name)
+        if ref == POD_TEMPLATES:
+            return await _call(what, self._core.delete_namespaced_pod_template, name, namespace)
+        if ref == PROVISIONING_REQUESTS:
+            delete = self._custom.delete_namespaced_custom_object
+            return await _call(what, delete, ref.group, ref.version, namespace, ref.plural, name)
+        raise TypeError(f"Berth does not delete {ref.kind} objects")
 
     async def replace(self, ref: ResourceRef, namespace: str, name: str, body: Obj) -> Obj:
         """PUT with the body's resourceVersion: ``Conflict`` when someone wrote in between."""

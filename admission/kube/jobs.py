@@ -18,7 +18,7 @@ from admission.kube.client import JOBS, Kube, Obj
 from quota.core.checkpoints import CHECKPOINTED_AT, checkpointed_at, parse_time
 from quota.core.errors import BerthError, InvalidInput
 from quota.core.metering import IntervalEnd
-from quota.core.workload import HOLDS_QUOTA, Workload, WorkloadState
+from quota.core.workload import RUNS, Workload, WorkloadState
 from quota.ledger.checkpoints import record_checkpoint
 from quota.ledger.repository import Ledger
 
@@ -85,8 +85,8 @@ class JobWatcher:
         if outcome.problem and kind == "ADDED":
             problem = outcome.problem
             await events.record(self.kube, job, "InvalidJob", problem, now=now, warning=True)
-        held = outcome.workload is not None and outcome.workload.state in HOLDS_QUOTA
-        if not held and (patch := templates.suspend_patch(job)) is not None:
+        runs = outcome.workload is not None and outcome.workload.state in RUNS
+        if not runs and (patch := templates.suspend_patch(job)) is not None:
             meta = job["metadata"]
             log.warning("Job %s/%s started unsuspended; suspending it until admission",
                         meta["namespace"], meta["name"])  # fmt: skip

@@ -41,6 +41,9 @@ BERTH_KINDS: dict[str, ResourceRef] = {
     "Cohort": berth_resource("Cohort", "cohorts"),
     "WorkloadPriorityClass": berth_resource("WorkloadPriorityClass", "workloadpriorityclasses"),
     "Topology": berth_resource("Topology", "topologies"),
+    "AdmissionCheck": berth_resource("AdmissionCheck", "admissionchecks"),
+    "ProvisioningRequestConfig": berth_resource("ProvisioningRequestConfig",
+                                                "provisioningrequestconfigs"),
 }
 # Top-level fields besides metadata that a kind's manifest carries.
 _BODY_FIELDS = {"WorkloadPriorityClass": ("value", "description")}

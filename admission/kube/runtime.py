@@ -24,6 +24,7 @@ from admission.kube.lease import KubeLease
 from admission.kube.mirror import BERTH_KINDS, Mirror
 from admission.kube.mode import IN_CLUSTER_ENV
 from admission.kube.pods import JOB_LABEL, PodWatcher
+from admission.kube.provisioning import ProvisioningController
 from admission.kube.reclaim import JobReclaimer
 from admission.kube.status import StatusWriter
 from admission.kube.taints import NodeTainter
@@ -139,6 +140,12 @@ class KubeRuntime:
     def start_status_writer(self) -> None:
         self._tasks.append(asyncio.create_task(self._write_status(), name="berth-status"))
 
+    def start_provisioning(self, sessions: SessionScope) -> None:
+        """The built-in provisioning-request admission check (``admission.kube.provisioning``)."""
+        controller = ProvisioningController(self.kube, sessions)
+        self._tasks.append(asyncio.create_task(controller.run(self.settings.status_seconds),
+                                               name="berth-provisioning"))
+
     async def _write_status(self) -> None:
         while True:
             with contextlib.suppress(TimeoutError):
@@ -202,5 +209,6 @@ async def start_kubernetes(
         "Job", Informer(kube, JOBS, jobs.handle, label_selector=selector, timeout_seconds=timeout)
     )
     runtime.start_status_writer()
+    runtime.start_provisioning(session_scope)
     log.info("Kubernetes mode: watching Jobs labelled %s, Berth's CRDs and Nodes", selector)
     return runtime

@@ -17,7 +17,13 @@ from typing import Any
 from admission.engine.pods_ready import NODE_FAULT
 from admission.engine.statuses import PendingStatuses
 from admission.engine.stored_form import StoredForms, verdict_of
-from admission.engine.transitions import CHECKPOINTED, admitted, evicted, requeue_due
+from admission.engine.transitions import (
+    CHECKPOINTED,
+    admitted,
+    evicted,
+    requeue_due,
+    reserved,
+)
 from admission.engine.types import CycleResult, EvictionDecision, PendingStatus, Reason
 from admission.loop.actuation import ADMIT, CHECKPOINT, EVICT, REASON, Actuation
 from admission.loop.reason_budget import rotation
@@ -76,8 +82,17 @@ def plan_cycle(
             "borrowing": decision.borrowing,
             "flavors": {p.name: dict(p.flavors) for p in decision.admission.pod_sets},
         }
+        if decision.checks:  # quota reserved: the Job stays suspended until they pass
+            moved = reserved(record.workload, decision.admission, decision.checks, now)
+            event = Event("QuotaReserved", None, details | {"checks": list(decision.checks)})
+            _transition(plan, record, moved, now, (event,), admits=True)
+            continue
         moved = admitted(record.workload, decision.admission, now)
-        _transition(plan, record, moved, now, (Event("Admitted", None, details),), admits=True)
+        if decision.checked:  # its quota was reserved (and metered) already
+            details |= {"checks": [c.name for c in record.workload.checks]}
+            moved = replace(moved, admitted_at=record.workload.admitted_at)
+        _transition(plan, record, moved, now, (Event("Admitted", None, details),),
+                    admits=not decision.checked)
         plan.actions.append(
             Actuation(
                 decision.key,
@@ -202,8 +217,8 @@ def _evict(
         details["preemptor"] = eviction.preemptor
     if eviction.cause is not None:
         details["why"] = str(eviction.cause)
-    moved = evicted(workload, eviction.reason, now, requeue_at=eviction.requeue_at,
-                    deactivation=eviction.deactivation)
+    moved = evicted(workload, eviction.reason, now, check=eviction.check,
+                    requeue_at=eviction.requeue_at, deactivation=eviction.deactivation)
     event = Event("Evicted", eviction.reason, details)
     end = str(eviction.reason)
     if moved.grace is not None:
@@ -289,6 +304,7 @@ def _transition(
             deactivation=moved.deactivation if moved.deactivation != workload.deactivation
             else None,
             node_fault=node_fault,
+            checks=moved.checks,
         )
     )
     # Built directly, not with replace(): this runs once per decision, thousands per cycle.

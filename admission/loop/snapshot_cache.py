@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from admission.engine.shapes import ShapeMemo
 from admission.engine.types import Snapshot
+from quota.core.checks import AdmissionCheck, ProvisioningRequestConfig
 from quota.core.cycle_writes import WorkloadRecord
 from quota.core.model import (
     ClusterQueue,
@@ -100,6 +101,8 @@ class SnapshotCache:
             topologies=o.topologies,
             nodes=o.nodes,
             workloads=self._workloads,
+            admission_checks=o.admission_checks,
+            provisioning_configs=o.provisioning_configs,
             fair_sharing=self.fair_sharing,
             pods_ready=self.pods_ready,
             shapes=self._shapes,
@@ -147,6 +150,9 @@ def _load_objects(ledger: Ledger) -> Snapshot:
     namespaces = [o for o in of("Namespace") if isinstance(o, Namespace)]
     topologies = [o for o in of("Topology") if isinstance(o, Topology)]
     nodes = [o for o in of("Node") if isinstance(o, Node)]
+    checks = [o for o in of("AdmissionCheck") if isinstance(o, AdmissionCheck)]
+    configs = [o for o in of("ProvisioningRequestConfig")
+               if isinstance(o, ProvisioningRequestConfig)]
     return Snapshot(
         flavors={o.name: o for o in flavors},
         cluster_queues={o.name: o for o in queues},
@@ -156,4 +162,6 @@ def _load_objects(ledger: Ledger) -> Snapshot:
         namespaces={o.name: o for o in namespaces},
         topologies={o.name: o for o in topologies},
         nodes={o.name: o for o in nodes},
+        admission_checks={o.name: o for o in checks},
+        provisioning_configs={o.name: o for o in configs},
     )

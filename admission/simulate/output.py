@@ -60,7 +60,8 @@ def _workload(view: WorkloadView) -> dict[str, object]:
             body["position"] = status.position  # a deactivated workload is out of the queue
         if status.hints:
             body["hints"] = list(status.hints)
-        return body
+        if workload.state is not WorkloadState.QUOTA_RESERVED:
+            return body
     if workload.admission is not None:
         body["clusterQueue"] = workload.admission.cluster_queue
         pod_sets: dict[str, dict[str, object]] = {

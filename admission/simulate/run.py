@@ -3,7 +3,9 @@
 Time is ``epoch + step.at``; nothing reads the real clock. At every instant that matters
 (each step, each ``berth.dev/runtime`` completion and each checkpoint grace deadline between
 steps) the engine runs until it neither admits nor evicts. Only the steps' instants are
-reported. A victim with a grace is ``Evicting`` (holding its quota) until a ``checkpointed``
+reported. A workload of a queue with admission checks reserves quota (``QuotaReserved``)
+until ``checks`` events set every check Ready; a Retry's backoff is a timer like the
+others. A victim with a grace is ``Evicting`` (holding its quota) until a ``checkpointed``
 event names it or its deadline passes; then it is evicted and requeued.
 
 Each cycle is the durable loop's: first the evictions node faults call for (work on a
@@ -20,10 +22,24 @@ from datetime import datetime, timedelta
 from admission.engine.cycle import run_cycle
 from admission.engine.node_faults import node_evictions
 from admission.engine.pods_ready import deadline_of, pods_ready_evictions
-from admission.engine.transitions import admitted, checkpointed, evicted, pods_ready, requeue_due
+from admission.engine.transitions import (
+    admitted,
+    checkpointed,
+    evicted,
+    pods_ready,
+    requeue_due,
+    reserved,
+)
 from admission.engine.types import CycleResult, EvictionDecision, PendingStatus, Reason, Snapshot
 from admission.simulate.limits import SimulationStopped, too_many_cycles
-from admission.simulate.scenario import WORKLOAD_KINDS, Scenario, Step, format_duration
+from admission.simulate.scenario import (
+    WORKLOAD_KINDS,
+    CheckEvent,
+    Scenario,
+    Step,
+    format_duration,
+)
+from quota.core.checks import AdmissionCheck, CheckStatus, ProvisioningRequestConfig, with_state
 from quota.core.errors import BerthError
 from quota.core.model import (
     ClusterQueue,
@@ -131,6 +147,7 @@ class _World:
         self.runtimes: dict[str, timedelta] = {}
         self.finish_at: dict[str, datetime] = {}
         self.grace_until: dict[str, datetime] = {}  # Evicting victims: their deadline
+        self.backoff_until: dict[str, datetime] = {}  # after a check's Retry: requeued then
         self.pending: Mapping[str, PendingStatus] = {}
         self.cycles = 0  # run so far, every instant together
         self.policy = DISABLED  # waitForPodsReady
@@ -138,16 +155,19 @@ class _World:
 
     def advance_to(self, now: datetime) -> None:
         """Complete runtimes, end checkpoint graces, time out pods and end requeue
-        backoffs due up to ``now``, in time order; earlier instants each get their own
-        cycles."""
+        backoffs (PodsReadyTimeout's and admission checks' Retry) due up to ``now``, in
+        time order; earlier instants each get their own cycles."""
         while True:
             timers = self._timers()
-            if not (self.finish_at or self.grace_until or timers):
+            if not (self.finish_at or self.grace_until or self.backoff_until or timers):
                 break
-            due = min([*self.finish_at.values(), *self.grace_until.values(), *timers])
+            due = min([*self.finish_at.values(), *self.grace_until.values(),
+                       *self.backoff_until.values(), *timers])
             if due > now:
                 break
             self.clock = due
+            for key in [k for k, at in self.backoff_until.items() if at == due]:
+                del self.backoff_until[key]  # the engine offers it to its queue again
             for key in [k for k, at in self.finish_at.items() if at == due]:
                 self._finish(key)
             for key in [k for k, at in self.grace_until.items() if at == due]:
@@ -202,6 +222,8 @@ class _World:
                     admitted_at=None,
                 )
                 self.grace_until.pop(key, None)
+        for event in step.checks:
+            self._set_check(event, now)
         released = []
         for key in step.checkpointed:
             reported = checkpointed(self.workloads[key], now)
@@ -253,8 +275,14 @@ class _World:
         released = self._evict_all(result.evicted, now)
         for decision in result.admitted:
             key = decision.key
+            if decision.checks:  # quota reserved: it runs once its checks pass
+                self.workloads[key] = reserved(self.workloads[key], decision.admission,
+                                               decision.checks, now)
+                self.borrowing[key] = decision.borrowing
+                continue
             self.workloads[key] = admitted(self.workloads[key], decision.admission, now)
-            self.borrowing[key] = decision.borrowing
+            if not decision.checked:
+                self.borrowing[key] = decision.borrowing
             if key in self.runtimes:
                 self.finish_at[key] = now + self.runtimes[key]
         return released
@@ -267,9 +295,11 @@ class _World:
             workload = self.workloads.get(eviction.key)
             if workload is None or workload.state not in HOLDS_QUOTA:
                 continue
-            moved = evicted(workload, eviction.reason, now, requeue_at=eviction.requeue_at,
-                            deactivation=eviction.deactivation)
+            moved = evicted(workload, eviction.reason, now, check=eviction.check,
+                            requeue_at=eviction.requeue_at, deactivation=eviction.deactivation)
             self.workloads[eviction.key] = moved.workload
+            if eviction.requeue_at is not None and eviction.requeue_at > now:
+                self.backoff_until[eviction.key] = eviction.requeue_at
             if moved.grace is not None:
                 self.grace_until[eviction.key] = now + moved.grace
                 continue
@@ -277,6 +307,20 @@ class _World:
             self.grace_until.pop(eviction.key, None)
             released.append(eviction.key)
         return released
+
+    def _set_check(self, event: CheckEvent, now: datetime) -> None:
+        """A check's controller answering; only a workload reserving quota has states to
+        set (the event changes nothing for any other)."""
+        workload = self.workloads[event.workload]
+        if workload.state is not WorkloadState.QUOTA_RESERVED:
+            return
+        old = next((c for c in workload.checks if c.name == event.check), None)
+        if old is None:
+            return
+        status = CheckStatus(event.check, event.state, event.message, None, now, old.retries)
+        checks = with_state(workload.checks, status)
+        if checks is not None:
+            self.workloads[event.workload] = replace(workload, checks=checks)
 
     def _requeue(self, key: str, now: datetime) -> bool:
         """Send an evicting victim back to the queue if it checkpointed or its grace is
@@ -295,7 +339,8 @@ class _World:
         self.workloads[key] = replace(self.workloads[key], state=WorkloadState.FINISHED)
 
     def _forget(self, key: str) -> None:
-        tables = (self.workloads, self.borrowing, self.runtimes, self.finish_at, self.grace_until)
+        tables = (self.workloads, self.borrowing, self.runtimes, self.finish_at, self.grace_until,
+                  self.backoff_until)
         for table in tables:
             table.pop(key, None)
 
@@ -311,6 +356,10 @@ class _World:
             namespaces={o.name: o for o in values if isinstance(o, Namespace)},
             topologies={o.name: o for o in values if isinstance(o, Topology)},
             nodes={o.name: o for o in values if isinstance(o, Node)},
+            admission_checks={o.name: o for o in values if isinstance(o, AdmissionCheck)},
+            provisioning_configs={
+                o.name: o for o in values if isinstance(o, ProvisioningRequestConfig)
+            },
             workloads={
                 key: w for key, w in self.workloads.items() if w.state is not WorkloadState.FINISHED
             },
@@ -327,6 +376,9 @@ class _World:
         return StepOutcome(step.index, step.at_text, now, views, preempted, usage)
 
     def _view(self, workload: Workload) -> WorkloadView:
+        if workload.state is WorkloadState.QUOTA_RESERVED:
+            status = self.pending.get(workload.key)
+            return WorkloadView(workload, self.borrowing.get(workload.key, False), status)
         if workload.state not in WAITING:
             return WorkloadView(workload, self.borrowing.get(workload.key, False))
         status = self.pending.get(workload.key) or _unevaluated(workload)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from admission.simulate.config import read_config
+from quota.core.checks import CheckState
 from quota.core.errors import InvalidInput, Problem
 from quota.core.model import PriorityClass
 from quota.core.pods_ready import DISABLED, PodsReadyPolicy
@@ -31,7 +32,8 @@ WORKLOAD_KINDS = ("Job", "Workload")
 
 _TOP_KEYS = ("name", "config", "objects", "steps")
 _STEP_KEYS = ("at", "apply", "delete", "create", "finish", "deactivate", "checkpointed",
-              "podsReady")
+              "podsReady", "checks")
+_CHECK_KEYS = ("workload", "check", "state", "message")
 _DELETE_KEYS = ("kind", "name", "namespace")
 _DURATION = re.compile(r"^(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?$")
 
@@ -62,6 +64,16 @@ class Creation:
 
 
 @dataclass(frozen=True, slots=True)
+class CheckEvent:
+    """An admission check's controller setting its state on a workload."""
+
+    workload: str
+    check: str
+    state: CheckState
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Step:
     index: int
     at: timedelta
@@ -73,6 +85,7 @@ class Step:
     deactivate: tuple[str, ...] = ()
     checkpointed: tuple[str, ...] = ()  # workloads reporting a finished checkpoint
     pods_ready: tuple[str, ...] = ()  # workloads whose pods all became Ready
+    checks: tuple[CheckEvent, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +230,7 @@ class _Parser:
         deactivate = self._keys(raw.get("deactivate"), f"{field}.deactivate")
         checkpointed = self._keys(raw.get("checkpointed"), f"{field}.checkpointed")
         ready = self._keys(raw.get("podsReady"), f"{field}.podsReady")
+        checks = self._checks(raw.get("checks"), f"{field}.checks")
         return Step(
             index,
             at,
@@ -228,6 +242,7 @@ class _Parser:
             tuple(deactivate),
             tuple(checkpointed),
             tuple(ready),
+            tuple(checks),
         )
 
     def _objects(self, raw: list[object], field: str) -> tuple[ManifestObject, ...]:
@@ -370,14 +385,40 @@ class _Parser:
             return None
         return runtime
 
-    def _keys(self, value: object, field: str) -> list[str]:
-        keys: list[str] = []
+    def _checks(self, value: object, field: str) -> list[CheckEvent]:
+        events: list[CheckEvent] = []
         for index, raw in enumerate(self._list(value, field)):
             place = f"{field}[{index}]"
-            if not isinstance(raw, str) or raw.count("/") != 1 or "" in raw.split("/"):
-                self.problem(place, f"{raw!r} is not a workload key namespace/name")
-            elif raw not in self.workloads:
-                self.problem(place, f"no workload {raw} exists at this step")
-            else:
-                keys.append(raw)
-        return keys
+            if not isinstance(raw, Mapping):
+                self.problem(place, "must be a mapping {workload, check, state, message?}")
+                continue
+            for key in raw:
+                if key not in _CHECK_KEYS:
+                    self.problem(f"{place}.{key}",
+                                 f"unknown key; expected one of: {', '.join(_CHECK_KEYS)}")
+            key = self._key(raw.get("workload"), f"{place}.workload")
+            check, state, message = raw.get("check"), raw.get("state"), raw.get("message", "")
+            states = [str(s) for s in CheckState]
+            if not isinstance(check, str) or not check:
+                self.problem(f"{place}.check", "required: the admission check's name")
+            if state not in states:
+                self.problem(f"{place}.state", f"must be one of {', '.join(states)}; "
+                             f"got {state!r}")
+            if not isinstance(message, str):
+                self.problem(f"{place}.message", "must be a string")
+            elif key is not None and isinstance(check, str) and check and state in states:
+                events.append(CheckEvent(key, check, CheckState(str(state)), message))
+        return events
+
+    def _keys(self, value: object, field: str) -> list[str]:
+        found = (self._key(raw, f"{field}[{i}]") for i, raw in enumerate(self._list(value, field)))
+        return [key for key in found if key is not None]
+
+    def _key(self, raw: object, place: str) -> str | None:
+        if not isinstance(raw, str) or raw.count("/") != 1 or "" in raw.split("/"):
+            self.problem(place, f"{raw!r} is not a workload key namespace/name")
+        elif raw not in self.workloads:
+            self.problem(place, f"no workload {raw} exists at this step")
+        else:
+            return raw
+        return None

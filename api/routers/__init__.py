@@ -2,6 +2,8 @@
 
 - ``health``: ``/healthz``, ``/readyz``; ``leader``: who runs the admission loop, or why not.
 - ``workloads``, ``workload_actions``: workload reads; submit, finish, checkpoint reports.
+- ``admission_checks``: an external admission check's controller sets its state.
+- ``demand``: the autoscaler's signal: capacity demand apart from quota-blocked demand.
 - ``status``, ``objects``: ClusterQueue and cohort status, usage, borrowing; every kind.
 - ``apply``, ``deletes``, ``simulate``, ``nodes``: apply manifests (or dry-run them);
   delete objects; what-if runs; node repair.

@@ -202,6 +202,8 @@ def workload_json(workload: Workload) -> dict[str, Any]:
             for p in workload.pod_sets
         ],
         "admission": admission,
+        "admissionChecks": [{"name": c.name, "state": str(c.state), "message": c.message}
+                            for c in workload.checks],
     }
 
 

@@ -186,8 +186,9 @@ def _happening(event: EventOut) -> Happening:
     """An event (already as the caller may see it) for the timeline."""
     p = event.preemptor
     queue = event.details.get("clusterQueue")
-    # A preemption's cause; Berth's own deactivation's reason; a pods-ready timeout's wait.
-    found = (event.details.get(k) for k in ("why", "reason", "underlyingCause"))
+    # A preemption's cause; Berth's own deactivation's reason; a pods-ready timeout's wait;
+    # an admission check's name.
+    found = (event.details.get(k) for k in ("why", "reason", "underlyingCause", "check"))
     cause = next((c for c in found if isinstance(c, str) and c), None)
     until = event.details.get("until") if event.type == "Requeued" else None
     return Happening(

@@ -21,9 +21,11 @@ from pydantic import ConfigDict, Field
 
 from api.schemas.base import Schema
 from api.schemas.errors import ProblemOut
+from quota.core.checks import CheckState
 from quota.core.model import QueueingStrategy, StopPolicy
 from quota.core.quantity import QUANTITY_PATTERN
 from quota.core.workload import QUEUE_NAME_LABEL, WorkloadState
+from quota.manifests.checks import MERGE_POLICIES
 from quota.manifests.documents import API_VERSIONS
 from quota.manifests.jobs import JOB_API_VERSION, MAX_POD_SETS, WORKLOAD_API_VERSIONS
 from quota.manifests.kinds import INT32
@@ -128,6 +130,11 @@ _QUOTA_OBJECTS: dict[str, JsonSchema] = {
             "queueingStrategy": _enum(QueueingStrategy), "namespaceSelector": _OBJECT,
             "flavorFungibility": _OBJECT, "preemption": _OBJECT,
             "admissionChecks": {"type": ["array", "null"], "items": NAME, "uniqueItems": True},
+            "admissionChecksStrategy": _nullable(_known({"admissionChecks": {
+                "type": ["array", "null"],
+                "items": _known({"name": NAME, "onFlavors": {"type": ["array", "null"],
+                                                             "items": NAME}},
+                                required=["name"])}})),
             "stopPolicy": _enum(StopPolicy), "fairSharing": _OBJECT,
         })),
     },
@@ -150,8 +157,27 @@ _QUOTA_OBJECTS: dict[str, JsonSchema] = {
     },
     "Namespace": {},
     "Node": {"spec": _OBJECT, "status": _OBJECT},
+    "AdmissionCheck": {
+        "spec": _known({
+            "controllerName": {"type": "string", "minLength": 1, "maxLength": 253},
+            "parameters": _nullable(_known({"apiGroup": TEXT, "kind": TEXT, "name": NAME},
+                                           required=["apiGroup", "kind", "name"])),
+            "retryDelayMinutes": _nullable({"type": "integer", "minimum": 0}),
+        }, required=["controllerName"]),
+    },
+    "ProvisioningRequestConfig": {
+        "spec": _known({
+            "provisioningClassName": NAME, "parameters": STRING_MAP,
+            "managedResources": {"type": ["array", "null"], "items": QUALIFIED},
+            "retryStrategy": _nullable(_known({
+                key: _nullable({"type": "integer", "minimum": 0, "maximum": 2**31 - 1})
+                for key in ("backoffLimitCount", "backoffBaseSeconds", "backoffMaxSeconds")})),
+            "podSetMergePolicy": _nullable({"type": "string", "enum": list(MERGE_POLICIES)}),
+        }, required=["provisioningClassName"]),
+    },
 }  # fmt: skip
-_REQUIRED = {"LocalQueue": ["spec"], "WorkloadPriorityClass": ["value"], "Topology": ["spec"]}
+_REQUIRED = {"LocalQueue": ["spec"], "WorkloadPriorityClass": ["value"], "Topology": ["spec"],
+             "AdmissionCheck": ["spec"], "ProvisioningRequestConfig": ["spec"]}
 
 
 def _pod_set_template() -> JsonSchema:
@@ -340,6 +366,14 @@ class AdmissionWrite(Schema):
     pod_set_assignments: list[PodSetAssignmentOut]
 
 
+class CheckStateOut(Schema):
+    """One admission check's state on a workload reserving quota."""
+
+    name: str
+    state: CheckState
+    message: str
+
+
 class WorkloadOut(Schema):
     """A workload as the write routes answer it."""
 
@@ -356,3 +390,4 @@ class WorkloadOut(Schema):
     eviction_count: int
     pod_sets: list[PodSetWrite]
     admission: AdmissionWrite | None
+    admission_checks: list[CheckStateOut] = Field(default_factory=list)

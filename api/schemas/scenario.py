@@ -17,6 +17,7 @@ from pydantic import ConfigDict, Field
 from api.schemas.base import Schema
 from api.schemas.manifests import TEXT, JsonSchema, ref
 from api.schemas.workloads import Reason
+from quota.core.checks import CheckState
 from quota.core.workload import WorkloadState
 
 # 0s, 90s, 5m, 1h30m: hours, minutes, seconds in that order, at least one of them.
@@ -60,6 +61,17 @@ COMPONENTS: dict[str, JsonSchema] = {
             "deactivate": _KEYS,
             "checkpointed": _KEYS,
             "podsReady": _KEYS,
+            "checks": {"type": ["array", "null"], "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["workload", "check", "state"],
+                "properties": {
+                    "workload": _KEY,
+                    "check": {**TEXT, "minLength": 1},
+                    "state": {"type": "string", "enum": [str(s) for s in CheckState]},
+                    "message": TEXT,
+                },
+            }},
         },
     },
     "ScenarioConfig": {

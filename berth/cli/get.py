@@ -32,6 +32,8 @@ HEADERS = {
     "Namespace": ("NAME", "LABELS"),
     "Topology": ("NAME", "LEVELS"),
     "Node": ("NAME", "HEALTH", "SCHEDULABLE", "ALLOCATABLE"),
+    "AdmissionCheck": ("NAME", "CONTROLLER", "PARAMETERS"),
+    "ProvisioningRequestConfig": ("NAME", "CLASS", "MANAGED RESOURCES", "RETRY"),
 }
 WIDE = {"ClusterQueue": ("BORROWED", "LENT")}
 WITH_STATUS = ("ClusterQueue", "Cohort", "LocalQueue")  # the kinds get adds a live status to

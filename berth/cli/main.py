@@ -12,6 +12,7 @@ from typing import Any
 
 from berth.bench.arguments import add_arguments as bench_arguments
 from berth.cli import audit as audit_cli
+from berth.cli import check as check_cli
 from berth.cli import node as node_cli
 from berth.cli.client import add_server_flag
 from quota.core.errors import BerthError
@@ -149,7 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     get.add_argument(
         "kind",
         help="clusterqueues, localqueues, cohorts, resourceflavors, priorityclasses, "
-        "namespaces, topologies, nodes, workloads (singulars and cq, lq, rf, wl too)",
+        "namespaces, topologies, nodes, admissionchecks, provisioningrequestconfigs, "
+        "workloads (singulars and cq, lq, rf, wl, ac, prc too)",
     )
     get.add_argument("name", nargs="?", help="one by name (workloads: NAME or NAMESPACE/NAME)")
     get.add_argument("-n", "--namespace", help="namespace (LocalQueues, workloads)")
@@ -175,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     config_flag(node_cli.add_parser(commands))
     config_flag(audit_cli.add_parser(commands))
+    config_flag(check_cli.add_parser(commands))
 
     simulate = commands.add_parser("simulate", help="run a what-if scenario offline")
     simulate.add_argument("file", help="scenario YAML (- for standard input)")
@@ -245,6 +248,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return node_cli.run(args)
     if args.command == "audit":
         return audit_cli.run(args)
+    if args.command == "check":
+        return check_cli.run(args)
     if args.command == "simulate":
         from berth.cli import simulate as simulate_cli
 

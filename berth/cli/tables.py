@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from quota.core.checks import AdmissionCheck, ProvisioningRequestConfig
 from quota.core.model import (
     ClusterQueue,
     Cohort,
@@ -48,6 +49,15 @@ def row(item: object) -> tuple[str, ...]:
             return (item.name, _pairs(item.labels))
         case Topology():
             return (item.name, ",".join(item.levels))
+        case AdmissionCheck():
+            ref = item.parameters
+            return (item.name, item.controller_name, f"{ref.kind}/{ref.name}" if ref else "-")
+        case ProvisioningRequestConfig():
+            retry = item.retry_strategy
+            return (item.name, item.provisioning_class_name,
+                    ",".join(item.managed_resources) or "-",
+                    f"{retry.backoff_limit_count}x {retry.backoff_base_seconds}s"
+                    f"..{retry.backoff_max_seconds}s")
         case Node():
             schedulable = "no" if item.unschedulable or not item.ready else "yes"
             allocatable = _pairs(format_resources(dict(item.allocatable)))

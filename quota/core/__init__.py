@@ -6,6 +6,7 @@ In reading order:
 - ``quantity``: Kubernetes quantities as exact integers in milli-units; ``times``: RFC 3339
   date-times as the REST API takes them.
 - ``model``: the ledger's objects as frozen values (flavors, queues, cohorts, nodes, ...).
+- ``checks``: admission checks, their controllers' configuration, per-workload check states.
 - ``kinds``: the object kinds and the names users may call them by.
 - ``workload``: workloads as frozen values: pod sets, admission, states and state sets,
   and the pending order.
@@ -17,6 +18,7 @@ In reading order:
 - ``pods_ready``: all-or-nothing start: Kueue's ``waitForPodsReady`` policy, the
   readiness of an admitted workload's pods, timeouts and the requeue backoff.
 - ``metering``, ``borrowing``: why usage ended, prices and cost; who owes whom.
+- ``demand``: what waiting work asks of the cluster: capacity demand, quota-blocked demand.
 - ``cycle_writes``: what one admission cycle writes, as plain values.
 - ``timeline``: a workload's history as people read it: merged, ordered, totalled, with
   each eviction's preemptor.

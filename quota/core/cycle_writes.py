@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from quota.core.checks import CheckStatus
 from quota.core.workload import Admission, Workload, WorkloadState
 
 
@@ -41,7 +42,7 @@ class WorkloadRecord:
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    type: str  # Admitted | Evicted | Finished | Requeued
+    type: str  # Admitted | QuotaReserved | CheckChanged | Evicted | Finished | Requeued
     reason: str | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
 
@@ -65,11 +66,14 @@ class Transition:
     # it evicts; ``lost_from``: its last checkpoint, where an eviction's lost work begins.
     end_reason: str | None = None
     lost_from: datetime | None = None
-    # waitForPodsReady: the new (requeue count, backoff end) when it changes; why Berth
-    # deactivates it (the row's ``active`` turns false).
+    # waitForPodsReady: the new (requeue count, backoff end) when it changes (also an
+    # admission check's Retry backoff); why Berth deactivates it (the row's ``active``
+    # turns false).
     requeue: tuple[int, datetime | None] | None = None
     deactivation: str | None = None
     node_fault: bool = False  # its lost work is a hardware fault's: not charged
+    # Its admission checks' states afterwards (quota.core.checks).
+    checks: tuple[CheckStatus, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

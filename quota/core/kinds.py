@@ -23,6 +23,8 @@ KINDS = (
     Kind("Namespace", "namespaces"),
     Kind("Topology", "topologies"),
     Kind("Node", "nodes"),
+    Kind("AdmissionCheck", "admissionchecks"),
+    Kind("ProvisioningRequestConfig", "provisioningrequestconfigs"),
 )
 
 _ALIASES = {
@@ -38,6 +40,9 @@ _ALIASES = {
     "priorityclass": "WorkloadPriorityClass",
     "ns": "Namespace",
     "no": "Node",
+    "ac": "AdmissionCheck",
+    "checks": "AdmissionCheck",
+    "prc": "ProvisioningRequestConfig",
 }
 
 

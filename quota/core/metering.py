@@ -42,6 +42,7 @@ class IntervalEnd(StrEnum):
     CLUSTER_QUEUE_STOPPED = "ClusterQueueStopped"
     DEACTIVATED = "Deactivated"
     PODS_READY_TIMEOUT = "PodsReadyTimeout"
+    ADMISSION_CHECK = "AdmissionCheck"  # a check answered Retry: the reservation released
     MAXIMUM_EXECUTION_TIME_EXCEEDED = "MaximumExecutionTimeExceeded"
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from quota.core.checks import CheckRule
 from quota.core.metering import Price
 
 
@@ -195,7 +196,8 @@ class ClusterQueue:
     flavor_fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
     stop_policy: StopPolicy = StopPolicy.NONE
     fair_sharing_weight: int = 1000  # milli-units, Kueue's default weight 1
-    admission_checks: tuple[str, ...] = ()
+    # Admission checks (quota.core.checks): a workload only reserves quota until they pass.
+    admission_checks: tuple[CheckRule, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

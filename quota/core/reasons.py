@@ -43,6 +43,7 @@ class EvictionReason(StrEnum):
     CLUSTER_QUEUE_STOPPED = "ClusterQueueStopped"
     DEACTIVATED = "Deactivated"
     PODS_READY_TIMEOUT = "PodsReadyTimeout"
+    ADMISSION_CHECK = "AdmissionCheck"  # a check answered Retry: quota released, requeued
     MAXIMUM_EXECUTION_TIME_EXCEEDED = "MaximumExecutionTimeExceeded"
 
 

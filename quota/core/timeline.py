@@ -29,7 +29,8 @@ EVICTED = "Evicted"
 # summary (the rows still list it).
 NOISE_SECONDS = 1.0
 UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
-WHERE = {"Admitted": "to", EVICTED: "from"}  # the ClusterQueue an event names
+# The ClusterQueue an event names; a quota reservation waits in it for admission checks.
+WHERE = {"Admitted": "to", "QuotaReserved": "in", EVICTED: "from"}
 
 
 class WaitRow(Protocol):
@@ -51,8 +52,9 @@ class Preemptor:
 
 @dataclass(frozen=True, slots=True)
 class Happening:
-    """One event of the workload: ``type`` Admitted | Evicted | Requeued | ...,
-    ``reason`` the event's reason (Preempted, NodeUnhealthy, ...)."""
+    """One event of the workload: ``type`` Admitted | QuotaReserved | CheckChanged |
+    Evicted | Requeued | ..., ``reason`` the event's reason (Preempted, NodeUnhealthy, a
+    check's new state, ...); ``cause``: why further (a preemption's cause, the check)."""
 
     at: datetime
     type: str

@@ -11,24 +11,29 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
+from quota.core.checks import CheckStatus
 from quota.core.model import SelectorRequirement, Toleration
 from quota.core.pods_ready import Readiness
 
 
 class WorkloadState(StrEnum):
     PENDING = "Pending"
+    QUOTA_RESERVED = "QuotaReserved"  # holds quota; admitted once its admission checks pass
     ADMITTED = "Admitted"
     EVICTING = "Evicting"  # chosen as a victim, checkpoint grace running, still holds quota
     FINISHED = "Finished"
     DEACTIVATED = "Deactivated"
 
 
-# The states whose admission counts as usage: admitted, or chosen as a victim and still
-# checkpointing. The one definition: the engine, the simulator, the loop, the Kubernetes
-# adapter and the ledger's SQL all read it.
+# The states whose admission counts as usage: quota reserved, admitted, or chosen as a
+# victim and still checkpointing. The one definition: the engine, the simulator, the loop,
+# the Kubernetes adapter and the ledger's SQL all read it.
 HOLDS_QUOTA: frozenset[WorkloadState] = frozenset(
-    {WorkloadState.ADMITTED, WorkloadState.EVICTING}
+    {WorkloadState.QUOTA_RESERVED, WorkloadState.ADMITTED, WorkloadState.EVICTING}
 )
+# The states whose pods may run: a quota reservation keeps its Job suspended until every
+# admission check passes.
+RUNS: frozenset[WorkloadState] = frozenset({WorkloadState.ADMITTED, WorkloadState.EVICTING})
 # The same states as the ledger's ``state`` column spells them, for ``state = ANY(:holding)``.
 HOLDS_QUOTA_SQL: tuple[str, ...] = tuple(sorted(str(state) for state in HOLDS_QUOTA))
 # The states the engine gives wait reasons for: queued, or deactivated by an admin.
@@ -118,13 +123,15 @@ class Workload:
     kind: str = "Job"  # Job | Workload: the object it came from
     evicted_at: datetime | None = None  # Evicting: when it was asked to checkpoint
     # waitForPodsReady: its pods' readiness while admitted, and since when; how often it
-    # was requeued after PodsReadyTimeout and when its backoff ends; why Berth itself
-    # deactivated it (None: an admin did, or it is active).
+    # was requeued after PodsReadyTimeout and when its backoff ends (or an admission check's
+    # Retry backoff); why Berth itself deactivated it (None: an admin did, or it is active).
     readiness: Readiness = Readiness.WAIT_FOR_START
     readiness_since: datetime | None = None
     requeue_count: int = 0
     requeue_at: datetime | None = None
     deactivation: str | None = None
+    # Its admission checks' states while it reserves quota (quota.core.checks).
+    checks: tuple[CheckStatus, ...] = ()
 
     @property
     def key(self) -> str:

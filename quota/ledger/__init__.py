@@ -10,8 +10,9 @@ In reading order:
 - ``objects``: how each object kind maps to its row; ``repository``: ``Ledger``, the
   object and workload repository; ``apply``: validated manifests into the ledger.
 - ``workloads``: workload rows, the current row of a name, conditional changes.
-- ``lifecycle``, ``checkpoints``, ``readiness``, ``nodes``: writes outside the loop
-  (submit, finish, checkpoint reports, pods becoming Ready, node health).
+- ``lifecycle``, ``checkpoints``, ``readiness``, ``check_states``, ``nodes``: writes outside
+  the loop (submit, finish, checkpoint reports, pods becoming Ready, admission check states,
+  node health).
 - ``changes``, ``decisions``, ``notify``: what the admission loop reads, writes and waits on.
 - ``reads``: the read side for REST, metrics and status.
 """

@@ -7,8 +7,10 @@ What goes into a JSONB column and comes back out; every ``*_json`` has an invers
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
+from quota.core.checks import CheckRule, CheckState, CheckStatus
 from quota.core.model import (
     BorrowWithinCohort,
     BorrowWithinCohortPolicy,
@@ -222,3 +224,43 @@ def from_admission(data: Json | None) -> Admission | None:
 def int_map(values: Mapping[str, int]) -> dict[str, int]:
     """Quantities as plain ints (an IntEnum or bool would serialise differently)."""
     return {key: int(amount) for key, amount in values.items()}
+
+
+def check_rules_json(rules: tuple[CheckRule, ...]) -> list[Any]:
+    """A ClusterQueue's checks: a name, or {name, onFlavors} when limited to flavors."""
+    return [rule.name if not rule.on_flavors else
+            {"name": rule.name, "onFlavors": list(rule.on_flavors)} for rule in rules]
+
+
+def from_check_rules(data: list[Any]) -> tuple[CheckRule, ...]:
+    return tuple(CheckRule(item) if isinstance(item, str) else
+                 CheckRule(item["name"], tuple(item.get("onFlavors", ()))) for item in data)
+
+
+def check_statuses_json(statuses: tuple[CheckStatus, ...]) -> list[Json]:
+    return [
+        {
+            "name": s.name,
+            "state": str(s.state),
+            "message": s.message,
+            "requeueAfterSeconds": None if s.requeue_after is None
+            else int(s.requeue_after.total_seconds()),
+            "retries": s.retries,
+            "changedAt": None if s.changed_at is None else s.changed_at.isoformat(),
+        }
+        for s in statuses
+    ]
+
+
+def from_check_statuses(data: list[Any] | None) -> tuple[CheckStatus, ...]:
+    out: list[CheckStatus] = []
+    for item in data or ():
+        after = item.get("requeueAfterSeconds")
+        changed = item.get("changedAt")
+        out.append(CheckStatus(
+            item["name"], CheckState(item["state"]), item.get("message", ""),
+            None if after is None else timedelta(seconds=after),
+            None if changed is None else datetime.fromisoformat(changed),
+            item.get("retries", 0),
+        ))
+    return tuple(out)

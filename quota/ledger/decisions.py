@@ -56,13 +56,14 @@ def write_transitions(
                                   ELSE v.requeue_at END,
                 active = w.active AND v.deactivation IS NULL,
                 deactivation = COALESCE(v.deactivation, w.deactivation),
+                admission_checks = v.checks,
                 reason_code = NULL, reasons = '[]'::jsonb, hints = '[]'::jsonb,
                 queue_position = NULL, evaluated_at = :now,
                 version = w.version + 1, updated_at = now()
             FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS v(
                 id bigint, version int, state text, admission jsonb, cluster_queue text,
                 admits bool, evicts bool, end_reason text, requeue_count int,
-                requeue_at timestamptz, deactivation text)
+                requeue_at timestamptz, deactivation text, checks jsonb)
             WHERE w.id = v.id AND w.version = v.version
             RETURNING w.id
             """
@@ -84,6 +85,7 @@ def write_transitions(
                         "requeue_at": t.requeue[1].isoformat() if t.requeue and t.requeue[1]
                         else None,
                         "deactivation": t.deactivation,
+                        "checks": codec.check_statuses_json(t.checks),
                     }
                     for t, a in zip(transitions, admissions, strict=True)
                 ]

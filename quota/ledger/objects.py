@@ -13,6 +13,12 @@ from typing import Any
 from sqlalchemy import Table, delete, insert, select
 from sqlalchemy.orm import Session
 
+from quota.core.checks import (
+    AdmissionCheck,
+    ParametersRef,
+    ProvisioningRequestConfig,
+    RetryStrategy,
+)
 from quota.core.metering import from_prices_json, prices_json
 from quota.core.model import (
     ClusterQueue,
@@ -32,6 +38,7 @@ from quota.core.model import (
 )
 from quota.ledger import codec
 from quota.ledger.schema import (
+    AdmissionCheckRow,
     Base,
     ClusterQueueRow,
     CohortRow,
@@ -39,11 +46,13 @@ from quota.ledger.schema import (
     NamespaceRow,
     NodeRow,
     PriorityClassRow,
+    ProvisioningRequestConfigRow,
     QuotaRow,
     ResourceFlavorRow,
     ResourceGroupRow,
     TopologyRow,
 )
+from quota.manifests.checks import provisioning_config_spec
 from quota.manifests.kinds import Model
 
 # The ledger stores what manifests describe: one list of kinds, kept by quota.manifests.
@@ -124,7 +133,7 @@ def _queue_row(queue: ClusterQueue) -> Row:
         "stop_policy": str(queue.stop_policy),
         "namespace_selector": codec.selector_json(queue.namespace_selector),
         "fair_sharing_weight": queue.fair_sharing_weight,
-        "admission_checks": list(queue.admission_checks),
+        "admission_checks": codec.check_rules_json(queue.admission_checks),
     }
 
 
@@ -139,7 +148,7 @@ def _queue(row: Mapping[Any, Any], groups: Groups) -> ClusterQueue:
         flavor_fungibility=codec.from_fungibility(row["flavor_fungibility"]),
         stop_policy=StopPolicy(row["stop_policy"]),
         fair_sharing_weight=row["fair_sharing_weight"],
-        admission_checks=tuple(row["admission_checks"]),
+        admission_checks=codec.from_check_rules(row["admission_checks"]),
     )
 
 
@@ -211,6 +220,38 @@ def _node(row: Mapping[Any, Any], _: Groups) -> Node:
     )
 
 
+def _check_row(check: AdmissionCheck) -> Row:
+    ref = check.parameters
+    parameters = None if ref is None else {"apiGroup": ref.api_group, "kind": ref.kind,
+                                           "name": ref.name}
+    return {"name": check.name, "controller_name": check.controller_name,
+            "parameters": parameters}
+
+
+def _check(row: Mapping[Any, Any], _: Groups) -> AdmissionCheck:
+    ref = row["parameters"]
+    parameters = None if ref is None else ParametersRef(ref["apiGroup"], ref["kind"], ref["name"])
+    return AdmissionCheck(row["name"], row["controller_name"], parameters)
+
+
+def _config_row(config: ProvisioningRequestConfig) -> Row:
+    return {"name": config.name, "spec": provisioning_config_spec(config)}
+
+
+def _config(row: Mapping[Any, Any], _: Groups) -> ProvisioningRequestConfig:
+    spec = row["spec"]
+    retry = spec["retryStrategy"]
+    return ProvisioningRequestConfig(
+        name=row["name"],
+        provisioning_class_name=spec["provisioningClassName"],
+        parameters=dict(spec.get("parameters", {})),
+        managed_resources=tuple(spec.get("managedResources", ())),
+        retry_strategy=RetryStrategy(retry["backoffLimitCount"], retry["backoffBaseSeconds"],
+                                     retry["backoffMaxSeconds"]),
+        pod_set_merge_policy=spec.get("podSetMergePolicy"),
+    )
+
+
 KINDS: dict[str, KindSpec] = {
     spec.kind: spec
     for spec in (
@@ -244,6 +285,10 @@ KINDS: dict[str, KindSpec] = {
         KindSpec("Namespace", Namespace, table_of(NamespaceRow), _namespace_row, _namespace),
         KindSpec("Topology", Topology, table_of(TopologyRow), _topology_row, _topology),
         KindSpec("Node", Node, table_of(NodeRow), _node_row, _node),
+        KindSpec("AdmissionCheck", AdmissionCheck, table_of(AdmissionCheckRow), _check_row,
+                 _check),
+        KindSpec("ProvisioningRequestConfig", ProvisioningRequestConfig,
+                 table_of(ProvisioningRequestConfigRow), _config_row, _config),
     )
 }
 _BY_MODEL = {spec.model: spec for spec in KINDS.values()}

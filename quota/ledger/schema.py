@@ -43,8 +43,10 @@ NAMING_CONVENTION = {
 # Owners of resource groups: quota hangs off a ClusterQueue or a Cohort.
 OWNER_KINDS = ("ClusterQueue", "Cohort")
 AUDIT_ACTIONS = ("create", "update", "delete")
-EVENT_TYPES = ("Admitted", "Evicted", "Finished", "Requeued", "Checkpointed", "PodsReady",
-               "PodsNotReady")
+EVENT_TYPES = (
+    "Admitted", "Evicted", "Finished", "Requeued", "Checkpointed", "PodsReady", "PodsNotReady",
+    "QuotaReserved", "CheckChanged",
+)  # fmt: skip
 
 
 class Base(DeclarativeBase):
@@ -191,6 +193,21 @@ class TopologyRow(Versioned, Base):
     levels: Mapped[list[Any]]  # node label keys, outermost first
 
 
+class AdmissionCheckRow(Versioned, Base):
+    __tablename__ = "admission_checks"
+
+    name: Mapped[str] = mapped_column(primary_key=True)
+    controller_name: Mapped[str]
+    parameters: Mapped[dict[str, Any] | None]  # {apiGroup, kind, name}
+
+
+class ProvisioningRequestConfigRow(Versioned, Base):
+    __tablename__ = "provisioning_request_configs"
+
+    name: Mapped[str] = mapped_column(primary_key=True)
+    spec: Mapped[dict[str, Any]]  # the manifest's spec, every default written out
+
+
 class NodeRow(Versioned, Base):
     __tablename__ = "nodes"
     __table_args__ = (_one_of("health", _values(NodeHealth), "health"),)
@@ -316,13 +333,16 @@ class WorkloadRow(Base):
     # Why it was last evicted: a checkpointing victim's usage is closed with it later.
     eviction_reason: Mapped[str | None]
     # waitForPodsReady: its pods' readiness while admitted (quota.core.pods_ready.Readiness)
-    # and since when; requeues after PodsReadyTimeout and when the backoff ends; why Berth
-    # deactivated it (WorkloadRequeuingLimitExceeded), NULL when an admin did or it is active.
+    # and since when; requeues after PodsReadyTimeout and when the backoff ends (also the
+    # end of an admission check's Retry backoff); why Berth deactivated it
+    # (WorkloadRequeuingLimitExceeded), NULL when an admin did or it is active.
     readiness: Mapped[str] = mapped_column(server_default=text("'WaitForStart'"))
     readiness_since: Mapped[datetime | None]
     requeue_count: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     requeue_at: Mapped[datetime | None]
     deactivation: Mapped[str | None]
+    # Its admission checks' states while it reserves quota ([{name, state, message, ...}]).
+    admission_checks: Mapped[list[Any]] = mapped_column(server_default=text("'[]'::jsonb"))
     # The transaction that last wrote the row (set by a trigger): the loop reloads only
     # rows written since it last looked.
     change_xid: Mapped[int] = mapped_column(server_default=text("0"))

@@ -84,6 +84,7 @@ def from_workload_row(row: Mapping[Any, Any]) -> Workload:
         requeue_count=row.get("requeue_count") or 0,
         requeue_at=row.get("requeue_at"),
         deactivation=row.get("deactivation"),
+        checks=codec.from_check_statuses(row.get("admission_checks")),
         labels=dict(row["labels"]),
         annotations=dict(row["annotations"]),
         kind=row["kind"],

@@ -7,6 +7,7 @@ In reading order:
 - ``reader``: typed reads of fields by path that collect problems instead of raising.
 - ``shapes``: Kubernetes core shapes (taints, tolerations, selectors, affinity).
 - ``kinds``: one reader per Kueue kind (ResourceFlavor, ClusterQueue, ...), Namespace, Node.
+- ``checks``: AdmissionCheck, ProvisioningRequestConfig and a ClusterQueue's checks.
 - ``jobs``: workloads from batch/v1 Job and Kueue Workload manifests.
 - ``writer``: core values written back as manifests in Berth's own API group.
 - ``documents``: multi-document texts to objects (``parse_texts``), and back.

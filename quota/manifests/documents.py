@@ -35,6 +35,7 @@ __all__ = [
 
 _KUEUE_KINDS = (
     "ResourceFlavor", "ClusterQueue", "LocalQueue", "Cohort", "WorkloadPriorityClass", "Topology",
+    "AdmissionCheck", "ProvisioningRequestConfig",
 )  # fmt: skip
 API_VERSIONS: Mapping[str, tuple[str, ...]] = {
     "kueue.x-k8s.io/v1beta1": _KUEUE_KINDS,

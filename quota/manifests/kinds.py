@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from quota.core.checks import AdmissionCheck, ProvisioningRequestConfig
 from quota.core.metering import PRICE_ANNOTATION, Price, PriceError, parse_prices
 from quota.core.model import (
     BorrowWithinCohort,
@@ -37,6 +38,11 @@ from quota.core.model import (
     WithinClusterQueue,
 )
 from quota.core.quantity import format_quantity
+from quota.manifests.checks import (
+    read_admission_check,
+    read_check_rules,
+    read_provisioning_config,
+)
 from quota.manifests.reader import Field, dns_name, qualified_name
 from quota.manifests.shapes import read_label_selector, read_taints, read_tolerations
 
@@ -49,6 +55,8 @@ Model = (
     | Namespace
     | Node
     | Topology
+    | AdmissionCheck
+    | ProvisioningRequestConfig
 )
 
 HEALTH_ANNOTATION = "berth.dev/health"
@@ -57,10 +65,11 @@ INT32 = (-(2**31), 2**31 - 1)
 
 _CQ_SPEC = (
     "resourceGroups", "cohort", "cohortName", "queueingStrategy", "namespaceSelector",
-    "flavorFungibility", "preemption", "admissionChecks", "stopPolicy", "fairSharing",
+    "flavorFungibility", "preemption", "admissionChecks", "admissionChecksStrategy",
+    "stopPolicy", "fairSharing",
 )  # fmt: skip
 # Real Kueue fields whose meaning Berth does not implement: refuse rather than ignore.
-_CQ_UNSUPPORTED = ("admissionChecksStrategy", "admissionScope", "excludeResourcePrefixes")
+_CQ_UNSUPPORTED = ("admissionScope", "excludeResourcePrefixes")
 _QUOTA_FIELDS = ("name", "nominalQuota", "borrowingLimit", "lendingLimit")
 
 
@@ -125,7 +134,7 @@ def read_cluster_queue(top: Field, meta: Meta) -> ClusterQueue:
         flavor_fungibility=_flavor_fungibility(spec),
         stop_policy=spec.enum("stopPolicy", StopPolicy) or StopPolicy.NONE,
         fair_sharing_weight=_weight(spec),
-        admission_checks=tuple(spec.strings("admissionChecks", check=dns_name, unique=True)),
+        admission_checks=read_check_rules(spec),
     )
 
 
@@ -218,6 +227,8 @@ READERS: Mapping[str, Callable[[Field, Meta], Model]] = {
     "Topology": read_topology,
     "Namespace": read_namespace,
     "Node": read_node,
+    "AdmissionCheck": read_admission_check,
+    "ProvisioningRequestConfig": read_provisioning_config,
 }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from quota.core.checks import AdmissionCheck, ProvisioningRequestConfig
 from quota.core.metering import PRICE_ANNOTATION, format_prices
 from quota.core.model import (
     ClusterQueue,
@@ -23,6 +24,11 @@ from quota.core.model import (
     Topology,
 )
 from quota.core.quantity import format_quantity, format_resources
+from quota.manifests.checks import (
+    admission_check_spec,
+    check_rules_manifest,
+    provisioning_config_spec,
+)
 from quota.manifests.kinds import HEALTH_ANNOTATION, MIN_PRIORITY_ANNOTATION, Model
 from quota.manifests.shapes import label_selector_manifest, taint_manifest, toleration_manifest
 
@@ -61,6 +67,11 @@ def to_manifest(obj: Model) -> dict[str, object]:
         return _header("Topology", obj.name) | {"spec": {"levels": levels}}
     if isinstance(obj, Namespace):
         return _header("Namespace", obj.name, core=True, labels=obj.labels)
+    if isinstance(obj, AdmissionCheck):
+        return _header("AdmissionCheck", obj.name) | {"spec": admission_check_spec(obj)}
+    if isinstance(obj, ProvisioningRequestConfig):
+        spec = provisioning_config_spec(obj)
+        return _header("ProvisioningRequestConfig", obj.name) | {"spec": spec}
     return _node(obj)
 
 
@@ -118,8 +129,7 @@ def _cluster_queue_spec(queue: ClusterQueue) -> dict[str, object]:
         "stopPolicy": queue.stop_policy.value,
         "fairSharing": {"weight": format_quantity(queue.fair_sharing_weight)},
     }
-    if queue.admission_checks:
-        spec["admissionChecks"] = list(queue.admission_checks)
+    spec |= check_rules_manifest(queue.admission_checks)
     spec["resourceGroups"] = _resource_groups(queue.resource_groups)
     return spec
 

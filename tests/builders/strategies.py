@@ -6,6 +6,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from quota.core.checks import CheckRule
 from quota.core.model import (
     BorrowWithinCohort,
     BorrowWithinCohortPolicy,
@@ -133,7 +134,10 @@ def cluster_queues(draw: st.DrawFn) -> ClusterQueue:
         ),
         stop_policy=draw(_enum(StopPolicy)),
         fair_sharing_weight=draw(milli),
-        admission_checks=tuple(draw(st.lists(names, max_size=2, unique=True))),
+        admission_checks=tuple(
+            CheckRule(name, tuple(draw(st.lists(names, max_size=2, unique=True))))
+            for name in draw(st.lists(names, max_size=2, unique=True))
+        ),
     )
 
 

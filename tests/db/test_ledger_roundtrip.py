@@ -12,6 +12,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy.orm import Session
 
+from quota.core.checks import (
+    AdmissionCheck,
+    CheckRule,
+    ParametersRef,
+    ProvisioningRequestConfig,
+    RetryStrategy,
+)
 from quota.core.model import (
     BorrowWithinCohort,
     BorrowWithinCohortPolicy,
@@ -50,11 +57,13 @@ from quota.core.workload import (
     WorkloadState,
 )
 from quota.ledger.repository import Ledger
+from quota.manifests.checks import MERGE_POLICIES
 
 # The database stores every Unicode character except NUL and lone surrogates.
 text = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), max_size=12)
 names = st.text("abcdefghijklmnopqrstuvwxyz0123456789-./", min_size=1, max_size=12)
 int64 = st.integers(-(2**63), 2**63 - 1)
+int32s = st.integers(0, 2**31 - 1)
 milli = st.integers(0, 2**63 - 1)
 labels = st.dictionaries(names, text, max_size=3)
 amounts = st.dictionaries(names, st.integers(0, 10**24), max_size=3)  # JSONB holds any size
@@ -127,7 +136,7 @@ KINDS = [
         fungibilities,
         st.sampled_from(StopPolicy),
         milli,
-        _small_tuples(names),
+        _small_tuples(st.builds(CheckRule, names, _small_tuples(names))),
     ),
     st.builds(Cohort, names, st.none() | names, resource_groups(), milli),
     st.builds(LocalQueue, names, names, names, st.sampled_from(StopPolicy)),
@@ -145,6 +154,11 @@ KINDS = [
         _small_tuples(conditions),
         st.sampled_from(NodeHealth),
     ),
+    st.builds(AdmissionCheck, names, text,
+              st.none() | st.builds(ParametersRef, text, text, names)),
+    st.builds(ProvisioningRequestConfig, names, names, labels, _small_tuples(names),
+              st.builds(RetryStrategy, int32s, int32s, int32s),
+              st.none() | st.sampled_from(MERGE_POLICIES)),
 ]  # fmt: skip
 ledger_objects = st.one_of(*KINDS)
 # Two objects of one kind, the second taking the first one's identity.

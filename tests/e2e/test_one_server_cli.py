@@ -213,7 +213,41 @@ apiVersion: kueue.x-k8s.io/v1beta1
 kind: WorkloadPriorityClass
 metadata: {name: high}
 value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {name: capacity}
+spec:
+  controllerName: kueue.x-k8s.io/provisioning-request
+  parameters: {apiGroup: kueue.x-k8s.io, kind: ProvisioningRequestConfig, name: gpus}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ProvisioningRequestConfig
+metadata: {name: gpus}
+spec: {provisioningClassName: check-capacity.autoscaling.x-k8s.io, managedResources: [nvidia.com/gpu]}
 """
+
+
+def test_check_set_answers_an_external_admission_check(server: str, ledger_url: str) -> None:
+    checked = pool(("team-a", 4)).replace("  namespaceSelector: {}\n",
+                                          "  namespaceSelector: {}\n  admissionChecks: [cap]\n")
+    check = ("---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\n"
+             "metadata: {name: cap}\nspec: {controllerName: example.com/cap}\n")
+    ok(berth(server, "apply", "-f", "-", stdin=checked + check))
+    ok(berth(server, "submit", "-f", "-", stdin=yaml.safe_dump(job("train", 2))))
+    world = World(ledger_url)
+    try:
+        world.cycle()
+        out = ok(berth(server, "check", "set", "team-a/train", "cap", "--state", "Ready",
+                       "--message", "nodes are up"))
+        assert out == "workload/team-a/train check cap Ready (QuotaReserved)\n"
+        world.cycle()
+    finally:
+        world.close()
+    state = json.loads(ok(berth(server, "get", "wl", "team-a/train", "-o", "json")))["state"]
+    assert state == "Admitted"
+    wrong = berth(server, "check", "set", "team-a/train", "cap", "--state", "Ready")
+    assert wrong.returncode == 2 and "not reserving quota" in wrong.stderr
 
 
 @pytest.mark.parametrize(
@@ -222,6 +256,10 @@ value: 1000
         pytest.param("nodes", ["gpu-1", "Healthy", "yes", "nvidia.com/gpu=7"], id="a Node's own status stays"),
         pytest.param("ns", ["team-a", "tier=gold"], id="Namespace"),
         pytest.param("priorityclasses", ["high", "1000"], id="WorkloadPriorityClass"),
+        pytest.param("ac", ["capacity", "kueue.x-k8s.io/provisioning-request",
+                            "ProvisioningRequestConfig/gpus"], id="AdmissionCheck"),
+        pytest.param("prc", ["gpus", "check-capacity.autoscaling.x-k8s.io", "nvidia.com/gpu",
+                             "3x", "60s..1800s"], id="ProvisioningRequestConfig"),
     ],
 )
 def test_get_lists_every_other_kind(server: str, kind: str, row: list[str]) -> None:

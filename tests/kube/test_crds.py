@@ -39,6 +39,15 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "Topology": {
         "spec": {"levels": [{"nodeLabel": "rack"}, {"nodeLabel": "kubernetes.io/hostname"}]}
     },
+    "AdmissionCheck": {"spec": {"controllerName": "kueue.x-k8s.io/provisioning-request",
+                                "parameters": {"apiGroup": "kueue.x-k8s.io",
+                                               "kind": "ProvisioningRequestConfig",
+                                               "name": "gpus"}}},
+    "ProvisioningRequestConfig": {"spec": {
+        "provisioningClassName": "check-capacity.autoscaling.x-k8s.io",
+        "managedResources": ["nvidia.com/gpu"],
+        "retryStrategy": {"backoffLimitCount": 2, "backoffBaseSeconds": 60,
+                          "backoffMaxSeconds": 1800}}},
 }
 
 

@@ -51,8 +51,10 @@ export function drawWaits(queues, onPick, ages = []) {
  *  (one sentence per group, however many workloads say it). */
 export async function listWaiting(queue, code, onOpen, cursor = null) {
   fill("waitlist-body", h("p", { class: "muted" }, `Loading ${code} in ${queue}…`));
+  // WaitingForAdmissionCheck: reservations (QuotaReserved) and requeued ones backing off.
+  const state = code === "WaitingForAdmissionCheck" ? undefined : "Pending";
   const page = await get("/api/v1/workloads", {
-    clusterQueue: queue, reason: code, state: "Pending", limit: 50, cursor,
+    clusterQueue: queue, reason: code, state, limit: 50, cursor,
   });
   const items = page.items || [];
   const next = page.nextCursor;

@@ -35,6 +35,16 @@ export function countsOf(status) {
   };
 }
 
+/** ClusterQueue name -> workloads reserving quota while their admission checks run. */
+async function reservationsByQueue() {
+  const out = {};
+  const page = await get("/api/v1/workloads", { state: "QuotaReserved", limit: 500 });
+  for (const w of page.items || []) {
+    if (w.clusterQueue) out[w.clusterQueue] = (out[w.clusterQueue] || 0) + 1;
+  }
+  return out;
+}
+
 function statusPart(doc) {
   return doc.status && typeof doc.status === "object" ? doc.status : doc;
 }
@@ -46,9 +56,17 @@ export async function loadQueues(page, pageSize) {
   all.sort((a, b) => a.name.localeCompare(b.name));
   const shown = all.slice(page * pageSize, (page + 1) * pageSize);
   const docs = await Promise.all(shown.map((q) => get(`/api/v1/clusterqueues/${enc(q.name)}`)));
+  const checking = await reservationsByQueue();
   const queues = shown.map((q, i) => {
     const status = statusPart(docs[i]);
-    return { ...q, figures: figuresOf(status), counts: countsOf(status) };
+    const counts = countsOf(status);
+    // Reservations waiting for admission checks hold quota but still wait: list them too.
+    if (checking[q.name]) {
+      counts.pending += checking[q.name];
+      counts.byReason = { ...counts.byReason, WaitingForAdmissionCheck:
+        (counts.byReason.WaitingForAdmissionCheck || 0) + checking[q.name] };
+    }
+    return { ...q, figures: figuresOf(status), counts };
   });
   return { total: all.length, all, queues };
 }

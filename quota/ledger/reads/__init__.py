@@ -6,7 +6,7 @@ In reading order:
 - ``history``: a workload's reason timeline and events.
 - ``queues``, ``queue_cache``, ``status``: ClusterQueue and cohort status.
 - ``usage``, ``borrowing``: metering over a window; who owes whom.
-- ``metrics``: aggregates for Prometheus.
+- ``metrics``: aggregates for Prometheus; ``demand``: the autoscaler's signal.
 - ``dashboard``: the pool and trend panels.
 - ``activity``: the node map, preemptions over time, pending ages (shared SQL with
   ``metrics``).

@@ -49,6 +49,7 @@ BUILTIN = (
     Resource("", "v1", "nodes", "Node", namespaced=False, status=True),
     Resource("", "v1", "events", "Event", namespaced=True),
     Resource("", "v1", "pods", "Pod", namespaced=True, status=True),
+    Resource("", "v1", "podtemplates", "PodTemplate", namespaced=True),
     Resource("batch", "v1", "jobs", "Job", namespaced=True, status=True),
     Resource("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True),
     Resource(

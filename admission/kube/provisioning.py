@@ -1,0 +1,258 @@
+"""The built-in ``kueue.x-k8s.io/provisioning-request`` admission check (Kubernetes mode).
+
+For each workload reserving quota whose ClusterQueue has such a check, Berth asks the
+cluster autoscaler for the capacity, as Kueue does: one ``autoscaling.x-k8s.io/v1``
+ProvisioningRequest per attempt (``{workload}-{check}-{attempt}``), with a PodTemplate per
+pod set (``ppt-{request}-{podSet}``, the Job's pod template with only the check's
+``managedResources`` requested, when it names any), both owned by the Job. Then it reads
+the request's conditions:
+
+- ``Provisioned``: the Job's pod template gets ``autoscaling.x-k8s.io/consume-provisioning-
+  request`` and ``…/provisioning-class-name`` (so its pods land on the booked capacity) and
+  the check is ``Ready``: the loop admits the workload;
+- ``Failed``, ``CapacityRevoked``, ``BookingExpired``: the check is ``Retry``; the loop
+  releases the quota and requeues it after the ProvisioningRequestConfig's backoff, and past
+  ``backoffLimitCount`` retries rejects it.
+
+Requests of workloads no longer reserving quota or admitted (finished, evicted, deleted)
+are deleted with their PodTemplates. The translation of a request into a check state
+(``verdict_of``) and the objects to create (``request_body``, ``template_bodies``) are
+pure; ``sync`` does the I/O, one pass at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import hashlib
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from admission.kube.client import (
+    JOBS,
+    POD_TEMPLATES,
+    PROVISIONING_REQUESTS,
+    Kube,
+    Obj,
+    ResourceRef,
+)
+from admission.kube.jobs import SessionScope
+from quota.core.checks import (
+    PROVISIONING_CONTROLLER,
+    AdmissionCheck,
+    CheckState,
+    CheckStatus,
+    ProvisioningRequestConfig,
+)
+from quota.core.errors import BerthError, Conflict, NotFound
+from quota.core.workload import Workload, WorkloadState
+from quota.ledger.check_states import set_check_state
+from quota.ledger.repository import Ledger
+
+log = logging.getLogger(__name__)
+
+ACTOR = "kubernetes:provisioning"
+CONSUME = "autoscaling.x-k8s.io/consume-provisioning-request"
+CLASS = "autoscaling.x-k8s.io/provisioning-class-name"
+WORKLOAD_LABEL = "berth.dev/workload"  # on every request: "{namespace}.{name}"
+_RETRY_CONDITIONS = ("Failed", "CapacityRevoked", "BookingExpired")
+_KEEP = (WorkloadState.QUOTA_RESERVED, WorkloadState.ADMITTED, WorkloadState.EVICTING)
+
+
+def object_name(text: str) -> str:
+    """A DNS-1123 name of at most 253 characters (a long one keeps a hash of the rest)."""
+    if len(text) <= 253:
+        return text
+    return f"{text[:240]}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+
+
+def request_name(workload: str, check: str, attempt: int) -> str:
+    return object_name(f"{workload}-{check}-{attempt}")
+
+
+def template_name(request: str, pod_set: str) -> str:
+    return object_name(f"ppt-{request}-{pod_set}")
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    state: CheckState
+    message: str
+
+
+def verdict_of(request: Obj) -> Verdict:
+    """What a ProvisioningRequest's conditions say of the check (PURE)."""
+    conditions = {c.get("type"): c for c in (request.get("status") or {}).get("conditions") or ()}
+    for kind in _RETRY_CONDITIONS:
+        found = conditions.get(kind)
+        if found is not None and found.get("status") == "True":
+            return Verdict(CheckState.RETRY, f"{kind}: {found.get('message') or ''}".rstrip(": "))
+    provisioned = conditions.get("Provisioned")
+    if provisioned is not None and provisioned.get("status") == "True":
+        return Verdict(CheckState.READY, provisioned.get("message") or "capacity is provisioned")
+    said = (provisioned or conditions.get("Accepted") or {}).get("message")
+    return Verdict(CheckState.PENDING, said or "waiting for the ProvisioningRequest")
+
+
+def _owner(job: Obj) -> list[Obj]:
+    meta = job["metadata"]
+    return [{"apiVersion": "batch/v1", "kind": "Job", "name": meta["name"], "uid": meta["uid"],
+             "controller": True, "blockOwnerDeletion": True}]
+
+
+def template_bodies(workload: Workload, job: Obj, request: str,
+                    config: ProvisioningRequestConfig) -> list[Obj]:
+    """A PodTemplate per pod set: the Job's pod template, requests limited to the config's
+    managed resources when it names any (PURE)."""
+    out = []
+    for pod_set in workload.pod_sets:
+        template = copy.deepcopy(job["spec"]["template"])
+        if config.managed_resources:
+            for container in template.get("spec", {}).get("containers", []):
+                resources = container.get("resources") or {}
+                for part in ("requests", "limits"):
+                    if part in resources:
+                        resources[part] = {r: q for r, q in resources[part].items()
+                                           if r in config.managed_resources}
+        out.append({
+            "apiVersion": "v1", "kind": "PodTemplate",
+            "metadata": {"name": template_name(request, pod_set.name),
+                         "namespace": workload.namespace, "ownerReferences": _owner(job),
+                         "labels": {WORKLOAD_LABEL: f"{workload.namespace}.{workload.name}"}},
+            "template": template,
+        })
+    return out
+
+
+def request_body(workload: Workload, job: Obj, request: str,
+                 config: ProvisioningRequestConfig) -> Obj:
+    """The ProvisioningRequest for one attempt: a pod set per admitted pod set (PURE)."""
+    counts = {p.name: p.count for p in workload.admission.pod_sets} if workload.admission else {}
+    spec: Obj = {
+        "provisioningClassName": config.provisioning_class_name,
+        "podSets": [{"podTemplateRef": {"name": template_name(request, p.name)},
+                     "count": counts.get(p.name, p.count)} for p in workload.pod_sets],
+    }
+    if config.parameters:
+        spec["parameters"] = dict(config.parameters)
+    return {
+        "apiVersion": PROVISIONING_REQUESTS.api_version, "kind": "ProvisioningRequest",
+        "metadata": {"name": request, "namespace": workload.namespace,
+                     "ownerReferences": _owner(job),
+                     "labels": {WORKLOAD_LABEL: f"{workload.namespace}.{workload.name}"}},
+        "spec": spec,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    workload: Workload
+    check: CheckStatus
+    config: ProvisioningRequestConfig
+
+
+class ProvisioningController:
+    """One ``sync`` pass: ensure, read and clean up ProvisioningRequests."""
+
+    def __init__(self, kube: Kube, sessions: SessionScope) -> None:
+        self.kube = kube
+        self.sessions = sessions
+
+    async def run(self, period: float) -> None:
+        while True:
+            try:
+                await self.sync()
+            except BerthError as exc:  # the API server or the ledger: try again later
+                log.warning("provisioning-request checks: %s", exc)
+            await asyncio.sleep(period)
+
+    async def sync(self) -> None:
+        found = await asyncio.to_thread(self._read)
+        if found is None:
+            return  # no provisioning-request check exists: nothing to ask or clean up
+        pending, kept = found
+        for item in pending:
+            await self._advance(item)
+        await self._clean(kept)
+
+    def _read(self) -> tuple[list[_Pending], set[str]] | None:
+        with self.sessions() as session:
+            ledger = Ledger(session)
+            checks = {o.name: o for o in ledger.list("AdmissionCheck")
+                      if isinstance(o, AdmissionCheck)}
+            if not any(c.controller_name == PROVISIONING_CONTROLLER for c in checks.values()):
+                return None
+            configs = {o.name: o for o in ledger.list("ProvisioningRequestConfig")
+                       if isinstance(o, ProvisioningRequestConfig)}
+            workloads = ledger.list_workloads(_KEEP)
+        pending = []
+        for workload in workloads:
+            if workload.state is not WorkloadState.QUOTA_RESERVED:
+                continue
+            for status in workload.checks:
+                config = _config_of(checks.get(status.name), configs)
+                if config is not None and status.state is CheckState.PENDING:
+                    pending.append(_Pending(workload, status, config))
+        return pending, {f"{w.namespace}.{w.name}" for w in workloads}
+
+    async def _advance(self, item: _Pending) -> None:
+        workload, check, config = item.workload, item.check, item.config
+        name = request_name(workload.name, check.name, check.retries + 1)
+        try:
+            request = await self.kube.get(PROVISIONING_REQUESTS, workload.namespace, name)
+        except NotFound:
+            job = await self.kube.get(JOBS, workload.namespace, workload.name)
+            for body in template_bodies(workload, job, name, config):
+                await _create(self.kube, POD_TEMPLATES, workload.namespace, body)
+            body = request_body(workload, job, name, config)
+            await _create(self.kube, PROVISIONING_REQUESTS, workload.namespace, body)
+            return
+        verdict = verdict_of(request)
+        if verdict.state is CheckState.PENDING and verdict.message == check.message:
+            return
+        if verdict.state is CheckState.READY:
+            annotations = {CONSUME: name, CLASS: config.provisioning_class_name}
+            patch = {"spec": {"template": {"metadata": {"annotations": annotations}}}}
+            await self.kube.patch(JOBS, workload.namespace, workload.name, patch)
+        await asyncio.to_thread(self._answer, workload, check.name, verdict)
+
+    def _answer(self, workload: Workload, check: str, verdict: Verdict) -> None:
+        with self.sessions() as session:
+            set_check_state(session, workload.namespace, workload.name, check,
+                            state=verdict.state, message=verdict.message, requeue_after=None,
+                            now=datetime.now(UTC), actor=ACTOR)
+
+    async def _clean(self, kept: set[str]) -> None:
+        for ref in (PROVISIONING_REQUESTS, POD_TEMPLATES):
+            try:
+                found = await self.kube.list(ref, label_selector=WORKLOAD_LABEL)
+            except NotFound:
+                return  # no ProvisioningRequest CRD in this cluster: nothing was created
+            for obj in found.get("items") or ():
+                meta = obj["metadata"]
+                if meta.get("labels", {}).get(WORKLOAD_LABEL) not in kept:
+                    await _delete(self.kube, ref, meta["namespace"], meta["name"])
+
+
+def _config_of(
+    check: AdmissionCheck | None, configs: Mapping[str, ProvisioningRequestConfig]
+) -> ProvisioningRequestConfig | None:
+    if check is None or check.controller_name != PROVISIONING_CONTROLLER:
+        return None
+    ref = check.parameters
+    if ref is None or ref.kind != "ProvisioningRequestConfig":
+        return ProvisioningRequestConfig(check.name, "")  # no config: Kueue's defaults
+    return configs.get(ref.name)
+
+
+async def _create(kube: Kube, ref: ResourceRef, namespace: str, body: Obj) -> None:
+    with contextlib.suppress(Conflict):  # already there from an earlier pass
+        await kube.create(ref, namespace, body)
+
+
+async def _delete(kube: Kube, ref: ResourceRef, namespace: str, name: str) -> None:
+    with contextlib.suppress(NotFound):  # gone already
+        await kube.delete(ref, namespace, name)
