@@ -1,16 +1,21 @@
-"""EDGE: Berth in a Kubernetes cluster: watch Jobs, CRDs and Nodes, suspend and unsuspend
-Jobs. Only ``client`` and ``runtime`` import kubernetes_asyncio; the rest works on dicts.
+"""EDGE: Berth in a Kubernetes cluster: watch workload objects (Jobs, JobSets, Kubeflow and
+Ray jobs), CRDs and Nodes, suspend and resume the workloads. Only ``client`` and
+``runtime`` import kubernetes_asyncio; the rest works on dicts.
 
 In reading order:
 
 - ``mode``: whether ``berth serve`` runs in Kubernetes mode (without importing the client).
 - ``client``, ``errors``: the one door to the API server, and its errors as Berth's.
 - ``informer``: list, then watch one resource for ever.
-- ``jobs``, ``pods``, ``mirror``, ``reclaim``: the watchers; they call ``admission.intake``.
+- ``kinds`` (package): one adapter per workload kind, a table entry each.
+- ``jobs``, ``pods``, ``mirror``, ``reclaim``: the watchers (``jobs``: one per workload
+  kind); they call ``admission.intake``.
 - ``readiness``: how many of a workload's pods are Ready (waitForPodsReady), recorded by
   the Pod watcher.
-- ``templates`` (PURE), ``actuator``: what Berth changes on a Job, and the loop's actuation
-  port carried out on Jobs.
+- ``pod_groups``: plain Pods gathered into groups, and what admission and eviction do to
+  their pods.
+- ``templates`` (PURE), ``actuator``: what Berth changes on a workload object, and the
+  loop's actuation port carried out on them.
 - ``webhook`` (PURE): the mutating webhook's decision.
 - ``events``, ``status``: Events and CRD status written back.
 - ``provisioning``: the built-in ``kueue.x-k8s.io/provisioning-request`` admission check:

@@ -1,4 +1,5 @@
-"""``JobActuator``: committed decisions carried out on batch/v1 Jobs (idempotent)."""
+"""``JobActuator``: committed decisions carried out on the workload objects of every kind
+in ``kinds.registry`` (idempotent)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,11 @@ from datetime import UTC, datetime
 
 from admission.engine.types import Snapshot
 from admission.kube import events, templates
-from admission.kube.client import JOBS, Kube, Obj
+from admission.kube.client import Kube, Obj
+from admission.kube.kinds.adapter import Adapter
+from admission.kube.kinds.pod import POD
+from admission.kube.kinds.registry import by_kind
+from admission.kube.pod_groups import actuate_group
 from admission.kube.reclaim import JobReclaimer
 from admission.kube.taints import NodeTainter
 from admission.loop.actuation import ADMIT, CHECKPOINT, EVICT, REASON, Actuation
@@ -26,8 +31,9 @@ def _utcnow() -> datetime:
 
 
 class JobActuator:
-    """Admit = steer and unsuspend, evict = suspend, clear startTime and restore (the
-    steps of ``templates.EVICT_STEPS``), reason = annotate + Event,
+    """Admit = steer every pod template and resume, evict = suspend, clear startTime
+    (Jobs) and restore (the steps of ``templates.EVICT_STEPS``), reason = annotate + Event,
+    (a pod group's: ``pod_groups.actuate_group``)
     checkpoint = annotate the request and its deadline + Event (the Job keeps running)."""
 
     def __init__(
@@ -58,22 +64,27 @@ class JobActuator:
 
     async def actuate(self, actions: Sequence[Actuation]) -> None:
         for action in actions:
-            if action.kind != "Job":
+            adapter = by_kind(action.kind)
+            if adapter is None:
                 continue  # a Workload submitted over REST has no Kubernetes object to patch
             try:
-                await self._one(action)
+                await self._one(adapter, action)
             except NotFound:
-                log.info("Job %s is gone; nothing to %s", action.key, action.action)
+                log.info("%s %s is gone; nothing to %s", action.kind, action.key, action.action)
             except BerthError as exc:
                 # The loop re-actuates what is in force after a restart; one failure must
-                # not keep the other Jobs of the cycle waiting.
-                log.warning("Job %s: %s failed: %s", action.key, action.action, exc.message)
+                # not keep the other objects of the cycle waiting.
+                log.warning("%s %s: %s failed: %s",
+                            action.kind, action.key, action.action, exc.message)  # fmt: skip
 
-    async def _one(self, action: Actuation) -> None:
+    async def _one(self, adapter: Adapter, action: Actuation) -> None:
+        if adapter is POD:
+            await actuate_group(self.kube, action, now=self.clock(), event=self._event)
+            return
         namespace, _, name = action.key.partition("/")
-        job = await self.kube.get(JOBS, namespace, name)
-        job.setdefault("apiVersion", JOBS.api_version)
-        job.setdefault("kind", JOBS.kind)
+        job = await self.kube.get(adapter.ref, namespace, name)
+        job.setdefault("apiVersion", adapter.api_version)
+        job.setdefault("kind", adapter.kind)
         if action.action == ADMIT:
             await self._admit(job, action)
         elif action.action == EVICT:
@@ -89,7 +100,8 @@ class JobActuator:
         job, _ = await self._steps(job, templates.ADMIT_STEPS)
         flavors = templates.admitted_flavors(action.admission, action.flavors)
         domain = templates.admitted_domain(action.admission)
-        patch = templates.admit_patch(job, flavors, domain)
+        steering = templates.pod_set_steering(action.admission, action.flavors)
+        patch = templates.admit_patch(job, flavors, domain, per_pod_set=steering)
         if patch is None:
             return
         await self._patch(job, patch)
@@ -114,7 +126,8 @@ class JobActuator:
         deadline = action.deadline.strftime("%Y-%m-%dT%H:%M:%SZ")
         message = (
             f"preempted: checkpoint by {deadline} and set annotation "
-            f"{CHECKPOINTED_AT}; the Job is suspended then, or at the deadline"
+            f"{CHECKPOINTED_AT}; the {job.get('kind') or 'Job'} is suspended then, or at "
+            "the deadline"
         )
         await self._event(job, "CheckpointRequested", message, warning=True)
 
@@ -143,8 +156,8 @@ class JobActuator:
         return job, done
 
     async def _patch(self, job: Obj, patch: Obj, *, status: bool = False) -> Obj:
-        meta = job["metadata"]
-        return await self.kube.patch(JOBS, meta["namespace"], meta["name"], patch, status=status)
+        meta, ref = job["metadata"], templates.adapter(job).ref
+        return await self.kube.patch(ref, meta["namespace"], meta["name"], patch, status=status)
 
     async def _event(self, job: Obj, reason: str, message: str, *, warning: bool = False) -> None:
         await events.record(self.kube, job, reason, message, now=self.clock(), warning=warning)

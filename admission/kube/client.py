@@ -78,6 +78,8 @@ class Kube:
             return await _call(what, self._batch.read_namespaced_job, name, namespace)
         if ref == NODES:
             return await _call(what, self._core.read_node, name)
+        if ref == PODS:
+            return await _call(what, self._core.read_namespaced_pod, name, namespace)
         if ref == LEASES:
             return await _call(what, self._coordination.read_namespaced_lease, name, namespace)
         if ref == POD_TEMPLATES:
@@ -157,6 +159,9 @@ class Kube:
         if ref == NODES:
             patch = self._core.patch_node_status if status else self._core.patch_node
             return await _call(what, patch, name, body, **kwargs)
+        if ref == PODS and not status:
+            return await _call(what, self._core.patch_namespaced_pod, name, namespace, body,
+                               **kwargs)  # fmt: skip
         if ref.namespaced:
             patch = (
                 self._custom.patch_namespaced_custom_object_status
@@ -187,8 +192,11 @@ class Kube:
         raise TypeError(f"Berth does not create {ref.kind} objects")
 
     async def delete(self, ref: ResourceRef, namespace: str, name: str) -> Obj:
-        """Delete what Berth created (ProvisioningRequests and their PodTemplates)."""
+        """Delete what Berth created (ProvisioningRequests and their PodTemplates) or an
+        evicted pod group's Pod; nothing else is ever deleted."""
         what = ref.describe(namespace, name)
+        if ref == PODS:
+            return await _call(what, self._core.delete_namespaced_pod, name, namespace)
         if ref == POD_TEMPLATES:
             return await _call(what, self._core.delete_namespaced_pod_template, name, namespace)
         if ref == PROVISIONING_REQUESTS:

@@ -1,5 +1,7 @@
-"""The Job watcher: Jobs naming a queue become workloads, finished Jobs release their quota,
-and a Job that started unsuspended (no webhook, or the webhook failed open) is stopped."""
+"""The workload watcher, one per kind (``kinds``): objects naming a queue become workloads,
+finished ones release their quota, and one that started unsuspended (no webhook, or the
+webhook failed open) is stopped. Objects owned by another kind Berth queues (a JobSet's
+Jobs, a RayJob's RayCluster) are admitted with their owner and left alone here."""
 
 from __future__ import annotations
 
@@ -14,7 +16,10 @@ from typing import Protocol
 from sqlalchemy.orm import Session
 
 from admission.kube import events, templates
-from admission.kube.client import JOBS, Kube, Obj
+from admission.kube.client import Kube, Obj
+from admission.kube.kinds.adapter import FAILED, Adapter
+from admission.kube.kinds.job import JOB
+from admission.kube.kinds.registry import by_kind, managed_owner
 from quota.core.checkpoints import CHECKPOINTED_AT, checkpointed_at, parse_time
 from quota.core.errors import BerthError, InvalidInput
 from quota.core.metering import IntervalEnd
@@ -53,7 +58,7 @@ class _Outcome:
 
 
 class JobWatcher:
-    """The handler of the Job informer."""
+    """The handler of one workload kind's informer (batch/v1 Jobs unless ``adapter``)."""
 
     def __init__(
         self,
@@ -64,7 +69,9 @@ class JobWatcher:
         submit: Submit,
         finish: Finish,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        adapter: Adapter = JOB,
     ) -> None:
+        self.adapter = adapter
         self.kube = kube
         self.sessions = sessions
         self.notify = notify
@@ -74,32 +81,42 @@ class JobWatcher:
 
     async def handle(self, kind: str, job: Obj) -> None:
         now = self.clock()
+        if managed_owner(job) is not None:
+            return  # its owner is the workload
         if kind == "DELETED":
-            outcome = await asyncio.to_thread(self._forget, job, now)
+            outcome = await asyncio.to_thread(self.forget, job, now)
         else:
-            outcome = await asyncio.to_thread(self._record, job, now)
+            outcome = await asyncio.to_thread(self.record, job, now)
         if outcome.changed:
             self.notify()
         if kind == "DELETED" or templates.finished(job):
             return
         if outcome.problem and kind == "ADDED":
-            problem = outcome.problem
-            await events.record(self.kube, job, "InvalidJob", problem, now=now, warning=True)
+            problem, why = outcome.problem, f"Invalid{self.adapter.kind}"
+            await events.record(self.kube, job, why, problem, now=now, warning=True)
         runs = outcome.workload is not None and outcome.workload.state in RUNS
         if not runs and (patch := templates.suspend_patch(job)) is not None:
             meta = job["metadata"]
-            log.warning("Job %s/%s started unsuspended; suspending it until admission",
-                        meta["namespace"], meta["name"])  # fmt: skip
-            await self.kube.patch(JOBS, meta["namespace"], meta["name"], patch)
-            message = "the Job was created unsuspended; Berth suspended it until it is admitted"
+            what = self.adapter.kind
+            log.warning("%s %s/%s started unsuspended; suspending it until admission",
+                        what, meta["namespace"], meta["name"])  # fmt: skip
+            await self.kube.patch(self.adapter.ref, meta["namespace"], meta["name"], patch)
+            message = (
+                f"the {what} was created unsuspended; Berth suspended it until it is admitted"
+            )
             await events.record(self.kube, job, "Suspended", message, now=now, warning=True)
 
-    def _record(self, job: Obj, now: datetime) -> _Outcome:
+    def record(self, job: Obj, now: datetime) -> _Outcome:
         meta = job["metadata"]
         namespace, name, uid = meta["namespace"], meta["name"], meta.get("uid")
         with self.sessions() as session:
             ledger = Ledger(session)
             current = ledger.get_workload(namespace, name)
+            if self._taken(current):
+                assert current is not None
+                why = (f"the name is taken by the unfinished workload of {current.kind} "
+                       f"{current.key}; one of them must be renamed")  # fmt: skip
+                return _Outcome(None, changed=False, problem=why)
             same = current is not None and _job_uid(current) in (None, uid)
             if current is not None and same:
                 if current.state == WorkloadState.FINISHED:
@@ -125,6 +142,15 @@ class JobWatcher:
             return _Outcome(None, changed=changed, problem=exc.message)
         return _Outcome(submitted, changed=True)
 
+    def _taken(self, current: Workload | None) -> bool:
+        """Another kind Berth queues holds the name (workloads are keyed namespace/name)."""
+        return (
+            current is not None
+            and current.state != WorkloadState.FINISHED
+            and current.kind != self.adapter.kind
+            and by_kind(current.kind) is not None
+        )
+
     def _checkpointed(
         self, ledger: Ledger, current: Workload, job: Obj, now: datetime
     ) -> _Outcome:
@@ -148,7 +174,7 @@ class JobWatcher:
         )
         return _Outcome(workload, changed=changed)
 
-    def _forget(self, job: Obj, now: datetime) -> _Outcome:
+    def forget(self, job: Obj, now: datetime) -> _Outcome:
         meta = job["metadata"]
         namespace, name = meta["namespace"], meta["name"]
         with self.sessions() as session:
@@ -156,19 +182,22 @@ class JobWatcher:
             current = ledger.get_workload(namespace, name)
             if current is None or current.state == WorkloadState.FINISHED:
                 return _Outcome(current, changed=False)
+            if self._taken(current):
+                return _Outcome(current, changed=False)
             if _job_uid(current) not in (None, meta.get("uid")):
                 return _Outcome(current, changed=False)
             try:
                 gone = IntervalEnd.DELETED
                 done = self.finish(ledger, namespace, name, now=now, actor=ACTOR, end=gone)
             except BerthError as exc:
-                log.warning("Job %s/%s deleted; its workload: %s", namespace, name, exc.message)
+                log.warning("%s %s/%s deleted; its workload: %s",
+                            self.adapter.kind, namespace, name, exc.message)  # fmt: skip
                 return _Outcome(current, changed=False)
         return _Outcome(done, changed=True)
 
 
 def _end_of(job: Obj) -> IntervalEnd:
-    return IntervalEnd.FAILED if templates.finished(job) == "Failed" else IntervalEnd.FINISHED
+    return IntervalEnd.FAILED if templates.finished(job) == FAILED else IntervalEnd.FINISHED
 
 
 def _job_uid(workload: Workload) -> str | None:

@@ -1,5 +1,6 @@
-"""Kubernetes mode of ``berth serve``: the API client, the watchers, the Job actuator and
-the status writer, started together and stopped together."""
+"""Kubernetes mode of ``berth serve``: the API client, the watchers (one per workload kind
+the cluster serves), the actuator and the status writer, started together and stopped
+together."""
 
 from __future__ import annotations
 
@@ -16,18 +17,24 @@ from kubernetes_asyncio import config as k8s_config
 
 from admission.intake.workloads import finish_workload, submit_workload
 from admission.kube.actuator import JobActuator
-from admission.kube.client import JOBS, NODES, PODS, Kube
-from admission.kube.errors import KubernetesError
+from admission.kube.client import NODES, PODS, Kube
+from admission.kube.errors import Forbidden, KubernetesError
 from admission.kube.informer import Informer
 from admission.kube.jobs import Finish, JobWatcher, SessionScope, Submit
+from admission.kube.kinds.adapter import Adapter
+from admission.kube.kinds.job import JOB
+from admission.kube.kinds.pod import POD
+from admission.kube.kinds.registry import ADAPTERS
 from admission.kube.lease import KubeLease
 from admission.kube.mirror import BERTH_KINDS, Mirror
 from admission.kube.mode import IN_CLUSTER_ENV
+from admission.kube.pod_groups import PodGroupWatcher
 from admission.kube.pods import JOB_LABEL, PodWatcher
 from admission.kube.provisioning import ProvisioningController
 from admission.kube.reclaim import JobReclaimer
 from admission.kube.status import StatusWriter
 from admission.kube.taints import NodeTainter
+from quota.core.errors import NotFound
 from quota.core.node_health import HealthThresholds
 from quota.core.workload import QUEUE_NAME_LABEL
 
@@ -61,6 +68,7 @@ class KubeSettings:
     status_seconds: float = 5.0
     nodes: bool = True  # watch Nodes into the inventory
     pods: bool = True  # watch Jobs' pods: where they run, device-error exit codes
+    kinds: tuple[Adapter, ...] = ADAPTERS  # the workload kinds to queue, where served
 
 
 async def api_client(settings: KubeSettings) -> k8s.ApiClient:
@@ -167,6 +175,28 @@ class KubeRuntime:
         await self.kube.close()
 
 
+async def served_kinds(kube: Kube, kinds: tuple[Adapter, ...], selector: str) -> list[Adapter]:
+    """The workload kinds the cluster serves (and Berth may read): batch/v1 Jobs always;
+    and Pods always; a framework whose CRD is not installed is skipped with one log line,
+    not retried."""
+    found: list[Adapter] = []
+    for adapter in kinds:
+        if adapter in (JOB, POD):
+            found.append(adapter)
+            continue
+        try:
+            await kube.list(adapter.ref, label_selector=selector)
+        except NotFound:
+            log.info("%s (%s) is not served by this cluster; %ss are not queued",
+                     adapter.kind, adapter.ref.api_version, adapter.kind)  # fmt: skip
+            continue
+        except Forbidden as exc:
+            log.warning("%ss are not queued: %s", adapter.kind, exc.message)
+            continue
+        found.append(adapter)
+    return found
+
+
 async def start_kubernetes(
     settings: KubeSettings,
     session_scope: SessionScope,
@@ -197,18 +227,29 @@ async def start_kubernetes(
         informer = Informer(kube, PODS, pods.handle, label_selector=JOB_LABEL,
                             timeout_seconds=timeout)  # fmt: skip
         runtime.watch("Pod", informer)
-    jobs = JobWatcher(kube, session_scope, changed, submit=submit, finish=finish)
     selector = settings.queue_label
-    # When a leader starts, workloads whose Job vanished meanwhile give their quota back.
+    kinds = await served_kinds(kube, settings.kinds, selector)
+    # When a leader starts, workloads whose object vanished meanwhile give their quota back.
+    # (A pod group has no uid to tell a new one from the old: its pods' deletions end it.)
+    objects = [adapter for adapter in kinds if adapter is not POD]
     runtime.actuator.reclaimer = JobReclaimer(
-        kube, session_scope, finish, label_selector=selector, notify=changed
+        kube, session_scope, finish, label_selector=selector, notify=changed, adapters=objects
     )
     if settings.taint_nodes and settings.nodes:
         runtime.actuator.tainter = NodeTainter(kube, session_scope)
-    runtime.watch(
-        "Job", Informer(kube, JOBS, jobs.handle, label_selector=selector, timeout_seconds=timeout)
-    )
+    for adapter in kinds:
+        watcher: JobWatcher | PodGroupWatcher
+        if adapter is POD:
+            watcher = PodGroupWatcher(kube, session_scope, changed, submit=submit, finish=finish)
+        else:
+            watcher = JobWatcher(
+                kube, session_scope, changed, submit=submit, finish=finish, adapter=adapter
+            )
+        informer = Informer(kube, adapter.ref, watcher.handle, label_selector=selector,
+                            timeout_seconds=timeout)  # fmt: skip
+        runtime.watch("PodGroup" if adapter is POD else adapter.kind, informer)
     runtime.start_status_writer()
     runtime.start_provisioning(session_scope)
-    log.info("Kubernetes mode: watching Jobs labelled %s, Berth's CRDs and Nodes", selector)
+    names = ", ".join(f"{adapter.kind}s" for adapter in kinds)
+    log.info("Kubernetes mode: watching %s labelled %s, Berth's CRDs and Nodes", names, selector)
     return runtime

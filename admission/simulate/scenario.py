@@ -21,6 +21,7 @@ from quota.core.model import PriorityClass
 from quota.core.pods_ready import DISABLED, PodsReadyPolicy
 from quota.core.workload import Workload
 from quota.manifests.documents import ManifestObject, find_kind, load_documents, parse_objects
+from quota.manifests.frameworks import READERS as FRAMEWORK_KINDS
 from quota.manifests.jobs import parse_workload, workload_label
 
 # Virtual time zero: step offsets and creation times are counted from here.
@@ -28,7 +29,8 @@ EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
 RUNTIME_ANNOTATION = "berth.dev/runtime"
 # Step times and runtimes: the virtual clock (from EPOCH) must stay a representable date.
 MAX_DURATION = timedelta(days=100 * 365)
-WORKLOAD_KINDS = ("Job", "Workload")
+# Every kind a workload comes from: Job, the frameworks' kinds, Kueue's Workload.
+WORKLOAD_KINDS = (*dict.fromkeys(kind for _, kind in FRAMEWORK_KINDS), "Workload")
 
 _TOP_KEYS = ("name", "config", "objects", "steps")
 _STEP_KEYS = ("at", "apply", "delete", "create", "finish", "deactivate", "checkpointed",

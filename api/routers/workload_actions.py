@@ -50,7 +50,9 @@ class CheckpointBody(Schema):
     response_model=WorkloadOut,
     openapi_extra={
         "requestBody": manifest_body(
-            "WorkloadManifest", "one batch/v1 Job or Kueue Workload manifest, YAML or JSON"
+            "WorkloadManifest",
+            "one batch/v1 Job, JobSet, Kubeflow job, RayJob, RayCluster or Kueue Workload "
+            "manifest, YAML or JSON",
         )
     },
     responses=error_responses(

@@ -27,6 +27,7 @@ from quota.core.quantity import QUANTITY_PATTERN
 from quota.core.workload import QUEUE_NAME_LABEL, WorkloadState
 from quota.manifests.checks import MERGE_POLICIES
 from quota.manifests.documents import API_VERSIONS
+from quota.manifests.frameworks import READERS
 from quota.manifests.jobs import JOB_API_VERSION, MAX_POD_SETS, WORKLOAD_API_VERSIONS
 from quota.manifests.kinds import INT32
 from quota.manifests.reader import LABEL_PATTERN, QUALIFIED_PATTERN, SUBDOMAIN_PATTERN
@@ -286,9 +287,33 @@ COMPONENTS: dict[str, JsonSchema] = {
             },
         },
     },
+    "FrameworkWorkload": {
+        "description": "a JobSet, Kubeflow training job (PyTorchJob, TFJob, XGBoostJob, "
+        "PaddleJob, JAXJob, MPIJob), RayJob or RayCluster: a pod set per replicatedJob, "
+        "replica type or head/worker group, read as Berth's Kubernetes adapters read it",
+        "type": "object",
+        "required": ["apiVersion", "kind", "metadata", "spec"],
+        "properties": {
+            "apiVersion": {"type": "string", "enum": sorted(
+                {v for v, k in READERS if (v, k) != (JOB_API_VERSION, "Job")})},
+            "kind": {"type": "string", "enum": sorted(
+                k for v, k in READERS if (v, k) != (JOB_API_VERSION, "Job"))},
+            "metadata": {
+                **_WORKLOAD_METADATA,
+                "required": ["name", "labels"],
+                "properties": {
+                    **_WORKLOAD_METADATA["properties"],
+                    "labels": {**LABELS, "type": "object", "required": [QUEUE_NAME_LABEL],
+                               "properties": {QUEUE_NAME_LABEL: NAME}},
+                },
+            },
+            "spec": {"type": "object"},
+        },
+    },
     "WorkloadManifest": {
-        "description": "a batch/v1 Job (one pod set, main) or a Kueue Workload",
-        "anyOf": [ref("Job"), ref("Workload")],
+        "description": "a batch/v1 Job (one pod set, main), a framework's workload object "
+        "or a Kueue Workload",
+        "anyOf": [ref("Job"), ref("FrameworkWorkload"), ref("Workload")],
     },
 }  # fmt: skip
 

@@ -8,7 +8,9 @@ In reading order:
 - ``shapes``: Kubernetes core shapes (taints, tolerations, selectors, affinity).
 - ``kinds``: one reader per Kueue kind (ResourceFlavor, ClusterQueue, ...), Namespace, Node.
 - ``checks``: AdmissionCheck, ProvisioningRequestConfig and a ClusterQueue's checks.
-- ``jobs``: workloads from batch/v1 Job and Kueue Workload manifests.
+- ``frameworks``: each workload kind's pod sets (Job, JobSet, Kubeflow, Ray): names,
+  counts, the paths of their templates.
+- ``jobs``: workloads from Job, framework and Kueue Workload manifests.
 - ``writer``: core values written back as manifests in Berth's own API group.
 - ``documents``: multi-document texts to objects (``parse_texts``), and back.
 """

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from quota.core.errors import InvalidInput, NotFound, Problem
 from quota.core.kinds import KINDS, Kind, resolve_kind
 from quota.core.model import LocalQueue
+from quota.manifests.frameworks import READERS as FRAMEWORK_KINDS
 from quota.manifests.kinds import READERS, Meta, Model
 from quota.manifests.limits import read_documents
 from quota.manifests.reader import Field, Sink, describe, dns_label, dns_name, qualified_name
@@ -46,7 +47,7 @@ API_VERSIONS: Mapping[str, tuple[str, ...]] = {
 }
 _WORKLOAD_KINDS = frozenset(
     {
-        ("batch/v1", "Job"),
+        *FRAMEWORK_KINDS,  # batch/v1 Job, JobSet, the Kubeflow jobs, RayJob, RayCluster
         ("kueue.x-k8s.io/v1beta1", "Workload"),
         ("kueue.x-k8s.io/v1beta2", "Workload"),
     }
@@ -54,7 +55,8 @@ _WORKLOAD_KINDS = frozenset(
 
 
 def is_workload(doc: object) -> bool:
-    """Whether a document is a workload (a batch/v1 Job, a Kueue Workload), not an object."""
+    """Whether a document is a workload (a Job, a framework's job, a Kueue Workload), not a
+    quota object."""
     return isinstance(doc, dict) and (doc.get("apiVersion"), doc.get("kind")) in _WORKLOAD_KINDS
 
 

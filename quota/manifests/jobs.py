@@ -1,6 +1,8 @@
-"""Workloads from batch/v1 Job and Kueue Workload manifests (edge).
+"""Workloads from batch/v1 Job, framework (JobSet, Kubeflow, Ray) and Kueue Workload
+manifests (edge).
 
-A Job becomes one pod set ``main``; a Kueue ``Workload`` brings its own pod sets. Per-pod
+A Job becomes one pod set ``main``, a framework object the pod sets ``frameworks`` reads
+from it; a Kueue ``Workload`` brings its own pod sets. Per-pod
 requests follow Kubernetes: containers add up, init containers run one at a time (sidecars,
 ``restartPolicy: Always``, keep running), limits stand in for missing requests, and pod
 overhead is added. Every problem is collected, as for quota manifests.
@@ -15,12 +17,12 @@ from quota.core.checkpoints import checkpoint_problem
 from quota.core.errors import InvalidInput, Problem
 from quota.core.model import PriorityClass
 from quota.core.workload import PRIORITY_CLASS_LABEL, QUEUE_NAME_LABEL, PodSet, Workload
+from quota.manifests.frameworks import READERS
 from quota.manifests.reader import Field, Sink, describe, dns_label, dns_name, qualified_name
 from quota.manifests.shapes import read_affinity_terms, read_tolerations
 
 JOB_API_VERSION = "batch/v1"
 WORKLOAD_API_VERSIONS = ("kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta2")
-MIN_PARALLELISM_ANNOTATION = "kueue.x-k8s.io/job-min-parallelism"
 MAX_POD_SETS = 8  # Kueue's limit
 _INT32_MAX = 2**31 - 1
 
@@ -45,12 +47,13 @@ def parse_workload(
     kind = top.string("kind", required=True)
     if api_version is None or kind is None:
         raise InvalidInput(problems)
-    if (api_version, kind) != (JOB_API_VERSION, "Job") and not (
-        kind == "Workload" and api_version in WORKLOAD_API_VERSIONS
-    ):
-        field = "kind" if api_version in (JOB_API_VERSION, *WORKLOAD_API_VERSIONS) else "apiVersion"
+    reader = READERS.get((api_version, kind))
+    if reader is None and not (kind == "Workload" and api_version in WORKLOAD_API_VERSIONS):
+        versions = {version for version, _ in READERS} | set(WORKLOAD_API_VERSIONS)
+        field = "kind" if api_version in versions else "apiVersion"
+        known = ", ".join(f"{version} {name}" for version, name in READERS)
         top.child(field).problem(
-            f"{api_version} {kind} is not a workload; expected a {JOB_API_VERSION} Job or a "
+            f"{api_version} {kind} is not a workload; expected one of {known}, or a "
             f"Workload of {' or '.join(WORKLOAD_API_VERSIONS)}"
         )
         raise InvalidInput(problems)
@@ -65,17 +68,23 @@ def parse_workload(
         Field(sink, f"metadata.annotations[{found[0]}]").problem(found[1])
     spec = top.obj("spec", required=True)
     classes = priority_classes or {}
-    if kind == "Job":
+    if reader is not None:
         queue = labels.get(QUEUE_NAME_LABEL)
         if queue is None:
             metadata.child("labels").problem(
-                f"label {QUEUE_NAME_LABEL} is required: it names the LocalQueue the Job waits in"
+                f"label {QUEUE_NAME_LABEL} is required: it names the LocalQueue the {kind} "
+                "waits in"
             )
         elif (why := dns_name(queue)) is not None:
             Field(sink, f"metadata.labels[{QUEUE_NAME_LABEL}]").problem(why)
         priority_class = labels.get(PRIORITY_CLASS_LABEL)
         priority = _priority(priority_class, classes)
-        pod_sets: tuple[PodSet, ...] = (_job_pod_set(spec, annotations, sink),)
+        shapes = reader(spec, annotations, sink)
+        if len(shapes) > MAX_POD_SETS:
+            spec.problem(f"must have at most {MAX_POD_SETS} pod sets, got {len(shapes)}")
+        pod_sets: tuple[PodSet, ...] = tuple(
+            _pod_set(s.name, s.pods, s.min_count, s.template) for s in shapes
+        )
         active = True
     else:
         queue = spec.string("queueName", required=True, check=dns_name)
@@ -115,26 +124,6 @@ def workload_label(doc: Mapping[object, object]) -> str:
     namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else "default"
     name = meta.get("name")
     return f"{kind}/{namespace}/{name}" if isinstance(name, str) and name else f"{kind}"
-
-
-def _job_pod_set(spec: Field, annotations: Mapping[str, str], sink: Sink) -> PodSet:
-    parallelism = spec.integer("parallelism", minimum=1, maximum=_INT32_MAX)
-    completions = spec.integer("completions", minimum=1, maximum=_INT32_MAX)
-    count = parallelism or 1
-    # A Job never runs more pods at once than it has completions left (as Kueue counts it).
-    if completions is not None and completions < count:
-        count = completions
-    min_count = None
-    raw = annotations.get(MIN_PARALLELISM_ANNOTATION)
-    if raw is not None:
-        where = Field(sink, f"metadata.annotations[{MIN_PARALLELISM_ANNOTATION}]", raw)
-        if not raw.strip().isdigit():
-            where.problem(f"must be a whole number of pods, got {raw!r}")
-        elif not 1 <= int(raw) <= count:
-            where.problem(f"must be between 1 and the Job's {count} pods, got {int(raw)}")
-        else:
-            min_count = int(raw)
-    return _pod_set("main", count, min_count, spec.obj("template", required=True))
 
 
 def _workload_pod_sets(spec: Field) -> tuple[PodSet, ...]:

@@ -51,7 +51,8 @@ def test_the_api_listener_does_not_serve_the_webhook(db_url: str) -> None:
 
 def test_the_webhook_listener_serves_the_webhook_and_liveness_only() -> None:
     app = create_webhook_app()
-    assert sorted(app.openapi()["paths"]) == ["/healthz", "/mutate/batch/v1/jobs"]
+    paths = ["/healthz", "/mutate/batch/v1/jobs", "/mutate/workloads"]
+    assert sorted(app.openapi()["paths"]) == paths
     with TestClient(app) as client:
         assert client.get("/healthz").status_code == 200
         assert client.get("/api/v1/workloads").status_code == 404

@@ -20,7 +20,9 @@ from berth.serve import kube_settings
 from berth.settings import Settings
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-_DB_TESTS = ("test_end_to_end.py", "test_job_lifecycle.py", "test_mirror.py")
+_DB_TESTS = (
+    "test_end_to_end.py", "test_job_lifecycle.py", "test_kinds.py", "test_mirror.py"
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -8,6 +8,9 @@ import pytest
 import yaml
 from builders.paths import DEPLOY
 
+from admission.kube.kinds.adapter import Adapter
+from admission.kube.kinds.registry import ADAPTERS
+
 
 def documents() -> list[dict[str, Any]]:
     docs = []
@@ -36,6 +39,7 @@ def allowed(rules: list[dict[str, Any]], group: str, resource: str, verb: str) -
         pytest.param("", "nodes", "list", id="lists Nodes"),
         pytest.param("", "nodes", "patch", id="taints Nodes out of the pool"),
         pytest.param("", "pods", "watch", id="watches Pods"),
+        pytest.param("", "pods", "delete", id="deletes an evicted pod group's Pods"),
         pytest.param("berth.dev", "clusterqueues", "watch", id="watches ClusterQueues"),
         pytest.param("berth.dev", "localqueues/status", "patch", id="writes LocalQueue status"),
     ],
@@ -48,8 +52,8 @@ def test_cluster_role_grants_what_berth_calls(group: str, resource: str, verb: s
     ("group", "resource", "verb"),
     [
         pytest.param("batch", "jobs", "delete", id="never deletes Jobs"),
-        pytest.param("", "pods", "delete", id="never deletes Pods"),
-        pytest.param("", "pods", "patch", id="never changes Pods"),
+        pytest.param("", "pods/status", "patch", id="never changes a Pod's status"),
+        pytest.param("", "pods/eviction", "create", id="never evicts Pods through the API"),
         pytest.param("", "secrets", "get", id="never reads Secrets"),
         pytest.param("berth.dev", "clusterqueues", "patch", id="never changes a queue's spec"),
     ],
@@ -74,5 +78,21 @@ def test_two_replicas_with_the_service_account_and_the_database_secret() -> None
 
 def test_the_webhook_points_at_berths_route() -> None:
     (hook,) = find("MutatingWebhookConfiguration", "berth")["webhooks"]
-    assert hook["clientConfig"]["service"]["path"] == "/mutate/batch/v1/jobs"
+    assert hook["clientConfig"]["service"]["path"] == "/mutate/workloads"
     assert hook["rules"][0]["operations"] == ["CREATE"]
+
+
+@pytest.mark.parametrize("adapter", [pytest.param(a, id=a.kind) for a in ADAPTERS])
+def test_every_kind_berth_queues_is_watched_patched_and_suspended_at_creation(
+    adapter: Adapter,
+) -> None:
+    rules = find("ClusterRole", "berth")["rules"]
+    ref = adapter.ref
+    for verb in ("get", "list", "watch", "patch"):
+        assert allowed(rules, ref.group, ref.plural, verb), verb
+    (hook,) = find("MutatingWebhookConfiguration", "berth")["webhooks"]
+    assert any(
+        ref.group in rule["apiGroups"] and ref.version in rule["apiVersions"]
+        and ref.plural in rule["resources"] and rule["operations"] == ["CREATE"]
+        for rule in hook["rules"]
+    )

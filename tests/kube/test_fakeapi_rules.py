@@ -1,5 +1,6 @@
 """The fake apiserver refuses what a real one refuses where Berth depends on it: objects in a
-namespace that does not exist, pod-template scheduling changes on a started Job, and (as an
+namespace that does not exist, pod-template scheduling changes on a started Job or a running
+JobSet, changes to a Pod but for its gates and (while gated) its scheduling, and (as an
 RBAC Role would) every request on a forbidden resource. Its Job controller stamps startTime."""
 
 from __future__ import annotations
@@ -9,6 +10,9 @@ from typing import Any
 import pytest
 from builders import manifests
 from builders.fakeapi import FakeKubectl
+from builders.frameworks import crd, pod, pod_template
+
+from admission.kube.kinds.jobset import JOBSET
 
 JOBS = "/apis/batch/v1/namespaces/team-a/jobs"
 SELECTOR = {"spec": {"template": {"spec": {"nodeSelector": {"gpu": "h100"}}}}}
@@ -107,3 +111,54 @@ def test_a_forbidden_resource_refuses_every_verb_with_the_rbac_message(
         '"system:serviceaccount:berth-system:berth" cannot get resource "leases" in API group '
         '"coordination.k8s.io" in the namespace "default"'
     )
+
+
+JOBSETS = "/apis/jobset.x-k8s.io/v1alpha2/namespaces/team-a/jobsets"
+
+
+def jobset_pod(**fields: Any) -> dict[str, Any]:
+    job = {"template": {"spec": {"template": {"spec": fields}}}}
+    return {"spec": {"replicatedJobs": [{"name": "a", "replicas": 1, **job}]}}
+
+
+def test_the_jobset_webhook_lets_only_a_suspended_jobsets_scheduling_change(
+    team: FakeKubectl,
+) -> None:
+    team.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd(JOBSET))
+    replicated = [{"name": "a", "replicas": 1,
+                   "template": {"spec": {"template": pod_template()}}}]  # fmt: skip
+    team.create(JOBSETS, {"metadata": {"name": "js"},
+                          "spec": {"suspend": True, "replicatedJobs": replicated}})  # fmt: skip
+    containers = pod_template()["spec"]["containers"]
+    steered = jobset_pod(containers=containers, nodeSelector={"gpu": "h100"})
+    # Resumed and steered in one patch: allowed, the JobSet was suspended.
+    team.patch(f"{JOBSETS}/js", {"spec": {"suspend": False, **steered["spec"]}})
+    again = jobset_pod(containers=containers, nodeSelector={"gpu": "a100"})
+    refused = team.request("PATCH", f"{JOBSETS}/js", json=again,
+                           headers={"Content-Type": "application/merge-patch+json"})  # fmt: skip
+    assert refused.status_code == 422 and "only while the JobSet is suspended" in refused.text
+    team.patch(f"{JOBSETS}/js", {"spec": {"suspend": True}})
+    other = jobset_pod(containers=[{**containers[0], "image": "other"}], nodeSelector={"gpu": "h100"})
+    refused = team.request("PATCH", f"{JOBSETS}/js", json=other,
+                           headers={"Content-Type": "application/merge-patch+json"})  # fmt: skip
+    assert refused.status_code == 422 and "field is immutable" in refused.text
+
+
+def test_a_gated_pod_may_lose_its_gate_and_gain_scheduling_and_nothing_else(
+    team: FakeKubectl,
+) -> None:
+    pods = "/api/v1/namespaces/team-a/pods"
+    team.create(pods, pod("p"))
+    merge = {"Content-Type": "application/merge-patch+json"}
+
+    def refused(patch: dict[str, Any]) -> str:
+        answer = team.request("PATCH", f"{pods}/p", json=patch, headers=merge)
+        assert answer.status_code == 422, answer.text
+        return answer.text
+
+    assert "only additions" in refused({"spec": {"nodeSelector": {"zone": "b"}}})
+    assert "may not change" in refused({"spec": {"containers": []}})
+    team.patch(f"{pods}/p", {"spec": {"nodeSelector": {"zone": "a", "gpu": "h100"},
+                                      "schedulingGates": None}})  # fmt: skip
+    assert "only deletion" in refused({"spec": {"schedulingGates": [{"name": "x"}]}})
+    assert "not gated" in refused({"spec": {"nodeSelector": {"team": "x"}}})

@@ -42,9 +42,9 @@ def checked_update(old: Obj, new: Obj, *, sub: str, now: str) -> Obj:
             )
         return new
     old_template, new_template = _template(old), _template(new)
-    if _fixed(old_template) != _fixed(new_template):
+    if fixed_template(old_template) != fixed_template(new_template):
         raise _immutable(name)
-    if _mutable(old_template) != _mutable(new_template) and not (
+    if mutable_template(old_template) != mutable_template(new_template) and not (
         _suspended(old) and _start_time(old) is None
     ):
         raise _immutable(name)
@@ -75,7 +75,7 @@ def _template(job: Obj) -> Obj:
     return template
 
 
-def _mutable(template: Obj) -> Obj:
+def mutable_template(template: Obj) -> Obj:
     spec = template.get("spec") or {}
     meta = template.get("metadata") or {}
     found = {key: spec.get(key) or None for key in _DIRECTIVES}
@@ -83,7 +83,7 @@ def _mutable(template: Obj) -> Obj:
     return found
 
 
-def _fixed(template: Obj) -> Obj:
+def fixed_template(template: Obj) -> Obj:
     spec = {k: v for k, v in (template.get("spec") or {}).items() if k not in _DIRECTIVES}
     meta = {
         k: v

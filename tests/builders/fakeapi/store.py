@@ -4,7 +4,8 @@ list and watch request (so a test can see a client resume a watch rather than in
 
 Where Berth depends on it, the store refuses what a real API server refuses: a namespaced
 object in a namespace that does not exist (404, the namespaces a new cluster has exist from
-the start), and the Job rules of ``jobs.py`` (with its minimal Job controller).
+the start), the Job rules of ``jobs.py`` (with its minimal Job controller) and the JobSet
+webhook's of ``jobsets.py``, the Pod rules of ``pods.py``.
 
 Everything runs on the server's event loop; nothing here awaits, so a watch registered
 right after a history replay misses no event.
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from builders.fakeapi import jobs
+from builders.fakeapi import jobs, jobsets, pods
 from builders.fakeapi.errors import ApiError
 
 Obj = dict[str, Any]
@@ -67,6 +68,8 @@ BUILTIN = (
 INITIAL_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 NAMESPACES = ("", "namespaces")
 JOBS = ("batch", "jobs")
+JOBSETS = ("jobset.x-k8s.io", "jobsets")  # once its CRD is installed
+PODS = ("", "pods")
 
 
 @dataclass
@@ -206,6 +209,10 @@ class Store:
             new["metadata"]["generation"] = old["metadata"].get("generation", 1) + 1
         if resource.key == JOBS:
             new = jobs.checked_update(old, new, sub=sub, now=_now())
+        elif resource.key == JOBSETS:
+            new = jobsets.checked_update(old, new, sub=sub)
+        elif resource.key == PODS:
+            new = pods.checked_update(old, new, sub=sub)
         if _without_version(new) == _without_version(old):
             return old  # a no-op write does not bump resourceVersion
         return self._commit(resource, "MODIFIED", old, new)

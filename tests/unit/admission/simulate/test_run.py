@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
+from builders.frameworks import workload
 from builders.simulate import (
     GPU,
     KUEUE,
@@ -24,6 +25,7 @@ from builders.simulate import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from admission.kube.kinds.jobset import JOBSET
 from admission.simulate.output import to_dict
 from admission.simulate.run import SimulationError, simulate
 from admission.simulate.scenario import parse_scenario
@@ -375,3 +377,16 @@ def test_quota_is_never_exceeded_and_finished_work_gives_everything_back(
     assert all(body["state"] == "Finished" for body in last["workloads"].values())
     assert last["clusterQueues"]["team"]["usage"] == {"default": {GPU: "0"}}
     assert to_dict(simulate(parse_scenario(text, "property.yaml"))) == result  # deterministic
+
+
+def test_a_framework_workload_is_created_and_deleted_like_a_job(tmp_path: Path) -> None:
+    jobset = workload(JOBSET, "js")  # two pod sets of one 4-GPU pod
+    jobset["metadata"].update(namespace="team", labels={"kueue.x-k8s.io/queue-name": "q"})
+    steps = simulate_doc(
+        tmp_path,
+        one_queue(8),
+        [{"at": "0s", "create": [jobset, job("team/j", 4)]},
+         {"at": "1m", "delete": [{"kind": "JobSet", "name": "js", "namespace": "team"}]}],
+    )  # fmt: skip
+    assert states(steps[0]) == {"team/js": "Admitted", "team/j": "Pending"}
+    assert states(steps[1])["team/j"] == "Admitted"
