@@ -14,6 +14,8 @@ In reading order:
 - ``node_room``, ``capacity``, ``topology``, ``node_limits``: one node's room; which
   nodes a flavor has, where pods go; topology domains; the pods no node can ever hold.
 - ``candidates``, ``preemption``: victim candidates and the smallest victim set.
+- ``hierarchy``: victims in a cohort tree, by hierarchical advantage (KEP-79).
+- ``reservations``: quota a workload needing preemption keeps when it found no victims.
 - ``fairshare``: a ClusterQueue's dominant-resource share.
 - ``verdict``, ``reasons``, ``statuses``: how well a workload fits, its wait reasons as
   data, each waiting workload's verdict and position.
@@ -22,6 +24,7 @@ In reading order:
   short; the reasons it writes for those left waiting; its victim searches.
 - ``cycle_holders``: the cycle's first step: drain stopped queues and deactivations, settle
   reservations whose admission checks answered.
+- ``cohort_order``: the order of queue heads across a cohort tree.
 - ``cycle``: one admission cycle, written as named steps.
 - ``node_faults``: which admitted workloads a node fault evicts.
 - ``pods_ready``: which admitted workloads waitForPodsReady evicts (or deactivates), and

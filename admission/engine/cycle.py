@@ -21,18 +21,20 @@ from admission.engine.checks import (
     queue_reasons,
     static_reasons,
 )
+from admission.engine.cohort_order import CohortKey, cohort_key, optimistic, reservation_key
 from admission.engine.collector import collector_paused
 from admission.engine.cycle_holders import sweep_holders
 from admission.engine.cycle_memo import CycleMemo
 from admission.engine.cycle_reasons import WaitReasons
 from admission.engine.cycle_victims import VictimSearches
-from admission.engine.fairshare import dominant_share, memory_offsets
+from admission.engine.fairshare import memory_offsets
 from admission.engine.flavors import Assigner, Mode, Plan, flexible, partial_plan
 from admission.engine.fungible import walk_outcome
 from admission.engine.pods_ready import unready_holder
 from admission.engine.preemption import Search, Victim
 from admission.engine.queues import Entry, entry
 from admission.engine.quick_filter import QuickFilter
+from admission.engine.reservations import Reservations
 from admission.engine.statuses import PendingStatuses, Waiting
 from admission.engine.types import (
     AdmissionDecision,
@@ -53,12 +55,11 @@ from admission.engine.workload import (
 from quota.core.model import ClusterQueue, QueueingStrategy
 from quota.core.reasons import WaitReason
 from quota.core.tree import FlavorResource, QuotaTree
-from quota.core.workload import Admission, Workload, WorkloadState, pending_order
+from quota.core.workload import Admission, Workload, WorkloadState
 
 Usage = Mapping[FlavorResource, int]
-# Order of ClusterQueue heads across a cohort: non-borrowing (or lower share) first, then
-# the pending order: (borrows, fair share after admission, -priority, creation, key).
-CohortKey = tuple[bool, int, int, datetime, str]
+# Heap entries: a queue's head, a borrowing head put back, where a reservation is made.
+_HEAD, _REQUEUED, _RESERVE = 0, 1, 2
 
 # Reasons worth adding to a workload that is held back anyway: they will not go away alone.
 _PERMANENT = frozenset({WaitReason.NO_MATCHING_FLAVOR, WaitReason.EXCEEDS_MAX_QUOTA})
@@ -98,13 +99,15 @@ class _Cycle(VictimSearches):
         self.held_back: dict[tuple[str, int, int], tuple[int, dict[str, datetime]]] = {}
         # Per (queue, shape, pool version): no partial admission fits, nor by preempting.
         self.no_partial = FailedSearches(self.tree)
+        # Quota kept for workloads needing preemption that found no victims, this cycle.
+        self.reservations = Reservations(self.tree)
         # blockAdmission: the admitted workload whose pods are not all Ready yet, if any;
         # while there is one, nothing is admitted (and, once one is, nothing more).
         policy = snapshot.pods_ready
         self.blocking_ready = policy.enable and policy.block_admission
         self.unready = unready_holder(snapshot.workloads) if self.blocking_ready else None
         self.why = WaitReasons(self.queues, self.tree, self.holdings, self.memo,
-                               self.assigner, self.capacity)
+                               self.assigner, self.capacity, self.reservations)
         self.search = Search(self.tree, self.queues, self.holdings, self.protected,
                              snapshot.fair_sharing, now=now,
                              strategies=snapshot.fair_strategies,
@@ -219,17 +222,22 @@ class _Cycle(VictimSearches):
 
     def _admit(self, queued: dict[str, list[Entry]]) -> None:
         """Decide queue heads, cohort order first, until every queue is through."""
-        heap: list[tuple[CohortKey, bool, str]] = []
+        heap: list[tuple[CohortKey, int, str]] = []
         index = dict.fromkeys(queued, 0)
         push, pop = heapq.heappush, heapq.heappop
         short = self.filter.short
         for name in sorted(queued):
-            push(heap, (_optimistic(queued[name][0]), False, name))
+            push(heap, (optimistic(queued[name][0]), _HEAD, name))
         while heap:
             if self.unready is not None:
-                self._wait_ready(queued, index, [name for _, _, name in heap])
-                return
-            key, requeued, name = pop(heap)
+                self._wait_ready(queued, index,
+                                 [name for _, kind, name in heap if kind != _RESERVE])
+                break
+            key, kind, name = pop(heap)
+            if kind == _RESERVE:
+                self.reservations.make(name)
+                continue
+            requeued = kind == _REQUEUED
             cq = self.queues[name]
             mine = queued[name]
             at = index[name]
@@ -240,7 +248,7 @@ class _Cycle(VictimSearches):
                     continue
                 if at > start:
                     index[name] = at
-                    push(heap, (_optimistic(mine[at]), False, name))
+                    push(heap, (optimistic(mine[at]), _HEAD, name))
                     continue
             head = mine[at]
             workload = head.workload
@@ -251,9 +259,11 @@ class _Cycle(VictimSearches):
             # can it help a head no node can hold, and waiting would hold back its queue.
             if not requeued and (outcome.mode is Mode.FIT or not settled) and not (
                     self.capacity is not None and self.why.oversized(cq, workload, shape_id)):
-                actual = self._cohort_key(cq, workload, outcome, key)
+                actual = cohort_key(self.tree, cq, workload, outcome, key,
+                                    fair_sharing=self.snapshot.fair_sharing,
+                                    memory=self.search.memory.get(cq.name))
                 if actual > key:
-                    push(heap, (actual, True, name))
+                    push(heap, (actual, _REQUEUED, name))
                     continue
             # Once a head fails, its queue's room is short: the quick filter starts paying.
             if outcome.mode is Mode.FIT:
@@ -261,13 +271,17 @@ class _Cycle(VictimSearches):
             else:
                 short.add(name)
             blocking = self._decide(cq, workload, outcome, shape_id)
+            if self.reservations.unscheduled(name):
+                push(heap, (reservation_key(self.tree, cq, workload, outcome), _RESERVE, name))
             at = index[name] = at + 1
             if blocking and cq.queueing_strategy is QueueingStrategy.STRICT_FIFO:
                 for behind in mine[at:]:
                     self._block(cq, behind.workload, workload.key)
                 continue
             if at < len(mine):
-                push(heap, (_optimistic(mine[at]), False, name))
+                push(heap, (optimistic(mine[at]), _HEAD, name))
+        # Reasons are written against the state the workloads wait in: without reservations.
+        self.reservations.release()
 
     def _settled(self, cq: ClusterQueue) -> bool:
         """Whether the quick filter may park workloads of ``cq`` unevaluated: a
@@ -278,17 +292,6 @@ class _Cycle(VictimSearches):
         if cq.name in self.filter.node_flavors:  # nodes serve every pool: any eviction frees some
             return not any(self.open_holders.values())
         return not self.open_holders.get(self.tree.root(cq.name))
-
-    def _cohort_key(
-        self, cq: ClusterQueue, workload: Workload, outcome: Outcome, optimistic: CohortKey
-    ) -> CohortKey:
-        if not outcome.borrows:
-            return optimistic  # (False, 0, ...): the key it was queued with
-        share = 0
-        if self.snapshot.fair_sharing:
-            share = dominant_share(self.tree, cq.name, cq.fair_sharing_weight, outcome.usage,
-                                   self.search.memory.get(cq.name))
-        return (True, share, *pending_order(workload))
 
     def _decide(self, cq: ClusterQueue, workload: Workload, outcome: Outcome,
                 shape_id: int) -> bool:
@@ -358,7 +361,11 @@ class _Cycle(VictimSearches):
         # Quota reasons are written after the pass, against the final usage: that is the
         # state the workload waits in, and one evaluation then serves every equal shape.
         self.waiting[workload.key] = Waiting(cq.name, [], quota=True, held_back=held_back)
-        return mode is Mode.PREEMPT
+        if mode is Mode.PREEMPT:
+            self.reservations.plan(cq, workload, usage, borrows=outcome.borrows,
+                                   fair_sharing=self.snapshot.fair_sharing)
+            return True
+        return False
 
     def _grant(self, workload: Workload, plan: Plan) -> bool:
         """Admit ``workload`` by ``plan``; False when its pods do not fit the nodes."""
@@ -465,7 +472,3 @@ class _Cycle(VictimSearches):
 
     def _block(self, cq: ClusterQueue, workload: Workload, head: str) -> None:
         self.waiting[workload.key] = Waiting(cq.name, [], blocked_by=head, quota=True)
-
-def _optimistic(head: Entry) -> CohortKey:
-    """The cohort key a queue's head enters the heap with: as if it did not borrow."""
-    return (False, 0, head.neg_priority, head.created_at, head.key)

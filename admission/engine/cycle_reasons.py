@@ -17,6 +17,7 @@ from admission.engine.capacity import Capacity, demands
 from admission.engine.cycle_memo import CycleMemo
 from admission.engine.flavors import Assigner, Mode, Plan
 from admission.engine.node_limits import HoldsMemo, oversized
+from admission.engine.reservations import Reservations
 from admission.engine.statuses import Waiting
 from admission.engine.types import Reason
 from admission.engine.workload import Holdings
@@ -32,8 +33,9 @@ class WaitReasons:
 
     def __init__(self, queues: Mapping[str, ClusterQueue], tree: QuotaTree,
                  holdings: Holdings, memo: CycleMemo, assigner: Assigner,
-                 capacity: Capacity | None) -> None:
+                 capacity: Capacity | None, reservations: Reservations) -> None:
         self.queues = queues
+        self.reservations = reservations
         self.tree = tree
         self.holdings = holdings
         self.memo = memo
@@ -73,7 +75,15 @@ class WaitReasons:
             found = self.memo.verdict(cq, workload, shape_id).explain(self.memo.numbers(name))
             too_big = self.oversized(cq, workload, shape_id)
             if found.mode is Mode.FIT:
-                parked = ([too_big], []) if too_big else self._room(workload, found.usage)
+                # It fits once the cycle's reservations are given back: one held it back.
+                held = self.reservations.holding(cq.name, workload, found.usage)
+                if too_big:
+                    parked = ([too_big], [])
+                elif held is not None:
+                    parked = ([reasons.reserved_by_higher_priority(
+                        cq.name, held.holder, held.cluster_queue, held.priority)], [])
+                else:
+                    parked = self._room(workload, found.usage)
             else:
                 tree = self.tree
                 reclaimable = self._reclaimable(cq, found.usage)

@@ -15,7 +15,9 @@ from admission.engine.capacity import Capacity, demands
 from admission.engine.cycle_memo import CycleMemo
 from admission.engine.flavors import Plan
 from admission.engine.fungible import slots_stamp
+from admission.engine.hierarchy import hierarchical_victims
 from admission.engine.preemption import Search, Victim, Wanted, can_preempt, find_victims
+from admission.engine.types import Snapshot
 from admission.engine.workload import Holdings
 from quota.core.model import ClusterQueue
 from quota.core.tree import FlavorResource, QuotaTree
@@ -25,6 +27,7 @@ from quota.core.workload import Workload
 class VictimSearches:
     """What ``_Cycle`` searches victims with; the cycle sets the attributes."""
 
+    snapshot: Snapshot
     tree: QuotaTree
     holdings: Holdings
     capacity: Capacity | None
@@ -71,7 +74,9 @@ class VictimSearches:
             if any(capacity.limits(names) for _, _, names in pods):
                 wanted = Wanted(cq.name, plan.usage,
                                 lambda keys: capacity.places_without(keys, pods))
-        victims = find_victims(self.search, cq, workload, wanted)
+        flat = self.snapshot.fair_sharing or self.tree.pool_height(cq.name) < 2
+        victims = (find_victims if flat else hierarchical_victims)(self.search, cq, workload,
+                                                                   wanted)
         if not victims:
             # A failure to place proves nothing about other shapes of equal quota.
             self.failed.add(cq, workload, wanted.usage, shape,

@@ -152,6 +152,15 @@ def waiting_for_quota(
     )
 
 
+def reserved_by_higher_priority(cq: str, holder: str, holder_cq: str, priority: int) -> Reason:
+    return Reason(
+        WaitReason.RESERVED_BY_HIGHER_PRIORITY,
+        f"the quota ClusterQueue {cq} needs is reserved for {holder} (priority {priority}, "
+        f"ClusterQueue {holder_cq}), which waits to preempt and found nothing to preempt yet",
+        {"reservedFor": holder, "priority": priority},
+    )
+
+
 def waiting_for_preempted(victims: Sequence[str], deadline: datetime | None) -> Reason:
     names = ", ".join(victims)
     message = f"waiting for {len(victims)} preempted workload(s) to release quota: {names}"

@@ -26,8 +26,8 @@ class Limits:
 
 
 class _Node:
-    __slots__ = ("children", "guaranteed", "is_queue", "limits", "name", "parent", "subtree",
-                 "usage")
+    __slots__ = ("children", "guaranteed", "height", "is_queue", "limits", "name", "parent",
+                 "subtree", "usage")
 
     def __init__(self, name: str, *, is_queue: bool) -> None:
         self.name = name
@@ -38,6 +38,7 @@ class _Node:
         self.subtree: dict[FlavorResource, int] = {}
         self.guaranteed: dict[FlavorResource, int] = {}
         self.usage: dict[FlavorResource, int] = {}
+        self.height = 0  # a ClusterQueue 0; a cohort one more than its highest child cohort
 
 
 def find_cohort_cycles(cohorts: Mapping[str, Cohort]) -> frozenset[str]:
@@ -244,6 +245,67 @@ class QuotaTree:
         parent = self._queues[cq].parent
         return 0 if parent is None else parent.subtree.get(fr, 0)
 
+    def pool_height(self, cq: str) -> int:
+        """The height of the ClusterQueue's cohort tree: 0 alone, 1 in a flat cohort."""
+        return self._root_of[cq].height
+
+    def borrowing_height(self, cq: str, fr: FlavorResource, amount: int) -> tuple[int, bool]:
+        """How far up the tree the ClusterQueue must borrow to take ``amount`` more of
+        ``fr`` now: the height of the lowest subtree above it whose quota holds it (0 within
+        its own nominal quota; the whole tree's height when none does), and whether that
+        subtree lies below the root, where reclaiming from work borrowing from further up
+        could make room. Kueue's ``FindHeightOfLowestSubtreeThatFits``."""
+        node = self._queues[cq]
+        usage = node.usage.get(fr, 0)
+        parent = node.parent
+        if parent is None or usage + amount <= node.limits.get(fr, _NO_LIMITS).nominal:
+            return 0, parent is not None
+        remaining = amount - max(0, node.guaranteed.get(fr, 0) - usage)
+        top = parent
+        current: _Node | None = parent
+        while current is not None:
+            used = current.usage.get(fr, 0)
+            if used + remaining <= current.subtree.get(fr, 0):
+                return current.height, current.parent is not None
+            remaining -= max(0, current.guaranteed.get(fr, 0) - used)
+            top, current = current, current.parent
+        return top.height, False
+
+    def parents(self, cq: str) -> tuple[str, ...]:
+        """The cohorts above the ClusterQueue, its own first, the root last."""
+        out: list[str] = []
+        node = self._queues[cq].parent
+        while node is not None:
+            out.append(node.name)
+            node = node.parent
+        return tuple(out)
+
+    def children(self, cohort: str) -> tuple[list[str], list[str]]:
+        """A cohort's child cohorts and child ClusterQueues, in declaration order."""
+        node = self._cohorts[cohort]
+        return ([c.name for c in node.children if not c.is_queue],
+                [c.name for c in node.children if c.is_queue])
+
+    def over_quota(self, name: str, frs: Iterable[FlavorResource], *, cohort: bool) -> bool:
+        """Whether the node (a cohort, or a ClusterQueue) uses more than its subtree quota
+        of any of ``frs``: only such nodes hold quota lent from elsewhere."""
+        node = self._cohorts[name] if cohort else self._queues[name]
+        return any(node.usage.get(fr, 0) > node.subtree.get(fr, 0) for fr in frs)
+
+    def fits_in(self, name: str, requests: Mapping[FlavorResource, int], *,
+                cohort: bool) -> tuple[bool, dict[FlavorResource, int]]:
+        """Whether ``requests`` more fit the node's subtree quota, and what is left of them
+        once what the node keeps for itself (its lending limit) is used up."""
+        node = self._cohorts[name] if cohort else self._queues[name]
+        fits = True
+        left: dict[FlavorResource, int] = {}
+        for fr, amount in requests.items():
+            used = node.usage.get(fr, 0)
+            if used + amount > node.subtree.get(fr, 0):
+                fits = False
+            left[fr] = max(0, amount - max(0, node.guaranteed.get(fr, 0) - used))
+        return fits, left
+
     def cohort_usage(self, cohort: str, fr: FlavorResource) -> int:
         node = self._cohorts.get(cohort)
         return 0 if node is None else node.usage.get(fr, 0)
@@ -305,8 +367,12 @@ _NO_LIMITS = Limits()
 
 def _compute_subtree(node: _Node) -> None:
     subtree = {fr: limit.nominal for fr, limit in node.limits.items()}
+    if not node.is_queue:
+        node.height = min(len(node.children), 1)
     for child in node.children:
         _compute_subtree(child)
+        if not child.is_queue:
+            node.height = max(node.height, child.height + 1)
         for fr, amount in child.subtree.items():
             subtree[fr] = subtree.get(fr, 0) + amount - child.guaranteed.get(fr, 0)
     node.subtree = subtree

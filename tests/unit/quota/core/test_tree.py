@@ -200,3 +200,30 @@ def test_a_queue_less_cohort_under_the_root_adds_what_it_lends_to_every_queue(
     assert with_spare.potential("q", C) == without.potential("q", C) + lent * M
     assert with_spare.available("q", C) == max(
         0, with_spare.potential("q", C) - used * M)
+
+
+# Cohort "near" (4 GPUs) below root "r" holds queue "mine" (1 GPU); queue "far" sits under r.
+NESTED = ([cq("mine", {"default": {GPU: 1}}, cohort="near"),
+           cq("far", {"default": {GPU: 0}}, cohort="r")],
+          [cohort("r"), cohort("near", "r", {"default": {GPU: 4}})])
+
+
+@pytest.mark.parametrize(
+    ("usage", "amount", "height", "below_root"),
+    [
+        pytest.param({}, 1, 0, True, id="within its nominal quota it borrows nothing"),
+        pytest.param({}, 5, 1, True, id="what its own cohort holds it borrows one level up"),
+        pytest.param({"far": 4}, 5, 1, True,
+                     id="its cohort's quota lent further up still counts: it may reclaim it"),
+        pytest.param({"mine": 1, "far": 0}, 5, 2, False,
+                     id="past what its cohort holds it borrows from the root"),
+        pytest.param({}, 9, 2, False, id="more than any subtree holds: the whole tree"),
+    ],
+)
+def test_borrowing_height(usage: dict[str, int], amount: int, height: int,
+                          below_root: bool) -> None:
+    quota = tree(*NESTED)
+    for name, used in usage.items():
+        quota.add(name, {FR: used * M})
+    assert quota.borrowing_height("mine", FR, amount * M) == (height, below_root)
+    assert quota.pool_height("mine") == 2
