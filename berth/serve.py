@@ -66,8 +66,15 @@ def run(args: argparse.Namespace) -> int:
     if fairness.admission is not None:
         log.info("admission fair sharing on: LocalQueue usage, half-life %s",
                  fairness.admission.half_life)
+    # Bound before the ledger opens: a port in use stops here, with the fix, having
+    # started nothing and announced no dashboard that is someone else's.
+    listener = listen(http.host, http.port)
     database = Database(config.database)
-    database.open()
+    try:
+        database.open()
+    except BaseException:
+        listener.close()
+        raise
     try:
         log.info("ledger: %s (migrations at head)", database.description)
         readiness = ReadinessCheck(database)
@@ -83,7 +90,9 @@ def run(args: argparse.Namespace) -> int:
         log.info(
             "dashboard: %s/  (API %s/api/v1, docs %s/docs, ready %s/readyz)", base, base, base, base
         )
-        server = _Server(uvicorn.Config(app, host=http.host, port=http.port, log_level="info"))
+        server = _Server(
+            uvicorn.Config(app, host=http.host, port=http.port, log_level="info"), listener
+        )
         servers = [server, *_webhook_server(config.webhook)]
         asyncio.run(
             _serve(
@@ -96,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     finally:
+        listener.close()
         database.close()
         log.info(
             "ledger closed%s",
@@ -263,10 +273,38 @@ def _webhook_server(webhook: settings.WebhookSettings) -> list[uvicorn.Server]:
     return [_Server(config)]
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """The API's listening socket, bound now; a port that cannot be had is a setting error
+    naming it and how to choose another (for the server and for the commands)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        sock.close()
+        raise SettingsError(
+            f"cannot listen on {host}:{port}: {error.strerror or error} (another Berth, "
+            "perhaps another user's, or another program has it); start this one on a free "
+            "port with --port P (or BERTH_PORT) and point the commands at it with "
+            "--server http://127.0.0.1:P (or BERTH_SERVER)",
+            field="BERTH_PORT",
+        ) from error
+    return sock
+
+
 class _Server(uvicorn.Server):
     """uvicorn would take over SIGINT/SIGTERM per server and re-raise them after serving;
     here several servers, the loop and the ledger must all close, so ``_stopping_on_signals``
-    handles the signals once for all of them."""
+    handles the signals once for all of them. ``listener``, when given, is the socket
+    already bound for it (``listen``)."""
+
+    def __init__(self, config: uvicorn.Config, listener: socket.socket | None = None) -> None:
+        super().__init__(config)
+        self.listener = listener
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().serve(sockets or ([self.listener] if self.listener else None))
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:

@@ -201,6 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command != "db":
         # Alembic narrates every migration step at INFO; only `berth db` wants that.
         logging.getLogger("alembic").setLevel(logging.WARNING)
+    # Alembic names each plugin it sets up at INFO: noise for `berth db` too.
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
     # platformdirs warns on every start when XDG_RUNTIME_DIR is unset (servers, CI); harmless.
     warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
     try:

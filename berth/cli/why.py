@@ -56,9 +56,10 @@ def top(args: argparse.Namespace) -> int:
 def explain(workload: Mapping[str, Any], history: Mapping[str, Any]) -> str:
     """The ``berth why`` text for a workload and its history."""
     key = f"{workload['namespace']}/{workload['name']}"
-    queue = workload.get("clusterQueue") or "(no ClusterQueue)"
+    queue = workload.get("clusterQueue")
+    where = f"in ClusterQueue {queue}" if queue else "in no ClusterQueue"
     lines = [
-        f"{key} is {workload['state']} in ClusterQueue {queue} "
+        f"{key} is {workload['state']} {where} "
         f"(LocalQueue {workload['queueName']}, priority {workload['priority']})"
     ]
     if workload["state"] != "Pending":
@@ -77,7 +78,7 @@ def explain(workload: Mapping[str, Any], history: Mapping[str, Any]) -> str:
         lines.append(f"Hint: {hint}")
     if workload.get("position") is not None:
         lines.append(
-            f"Position {workload['position']} in ClusterQueue {queue} "
+            f"Position {workload['position']} {where} "
             f"({workload.get('aheadCount') or 0} ahead)"
         )
         for ahead in workload.get("ahead") or []:
@@ -93,6 +94,8 @@ def explain(workload: Mapping[str, Any], history: Mapping[str, Any]) -> str:
         lines.append(
             f"Estimated start: in about {wait} ({at:%Y-%m-%d %H:%M} UTC): {estimate['basis']}"
         )
+    elif workload["state"] == "Pending" and not queue:
+        lines.append("Estimated start: unknown (it is in no ClusterQueue)")
     elif workload["state"] == "Pending":
         lines.append(
             "Estimated start: unknown (no run history for this ClusterQueue yet, "

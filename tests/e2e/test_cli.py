@@ -92,6 +92,8 @@ def test_db_commands_report_the_revision(berth: Berth) -> None:
     assert upgraded.returncode == 0, upgraded.stderr
     current = berth.run("db", "current")
     assert current.returncode == 0
+    # Alembic's start-up chatter ("setup plugin alembic.autogenerate...") is not news.
+    assert "setup plugin" not in current.stderr + upgraded.stderr
     history = berth.run("db", "history")
     revision = current.stdout.strip().splitlines()[-1].split()[0]
     assert revision in history.stdout
