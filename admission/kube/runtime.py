@@ -62,13 +62,13 @@ class KubeSettings:
     taint_nodes: bool  # berth.dev/unhealthy on Nodes out of the pool (admission.kube.taints)
     health: HealthThresholds
     device_error_exit_codes: frozenset[int]
-    pods_ready: bool  # waitForPodsReady: record when a Job's pods are all Ready
+    pods_ready: bool  # waitForPodsReady: record when a workload's pods are all Ready
     host: str | None = None  # a plain API URL (kubectl proxy, tests); wins over the others
     queue_label: str = QUEUE_NAME_LABEL
     watch_timeout_seconds: int = 300
     status_seconds: float = 5.0
     nodes: bool = True  # watch Nodes into the inventory
-    pods: bool = True  # watch Jobs' pods: where they run, device-error exit codes
+    pods: bool = True  # watch workloads' pods: where they run, device errors, readiness
     kinds: tuple[Adapter, ...] = ADAPTERS  # the workload kinds to queue, where served
 
 
