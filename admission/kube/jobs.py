@@ -1,7 +1,11 @@
 """The workload watcher, one per kind (``kinds``): objects naming a queue become workloads,
 finished ones release their quota, and one that started unsuspended (no webhook, or the
 webhook failed open) is stopped. Objects owned by another kind Berth queues (a JobSet's
-Jobs, a RayJob's RayCluster) are admitted with their owner and left alone here."""
+Jobs, a RayJob's RayCluster) are admitted with their owner and left alone here.
+
+Every replica of Berth runs these watchers (a follower's ledger is the leader's), so each
+write is idempotent: when another replica wrote first (``Conflict``), the ledger is read
+again, and what it now holds makes the write a no-op."""
 
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ from admission.kube.kinds.adapter import FAILED, Adapter
 from admission.kube.kinds.job import JOB
 from admission.kube.kinds.registry import by_kind, managed_owner
 from quota.core.checkpoints import CHECKPOINTED_AT, checkpointed_at, parse_time
-from quota.core.errors import BerthError, InvalidInput
+from quota.core.errors import BerthError, Conflict, InvalidInput
 from quota.core.metering import IntervalEnd
 from quota.core.workload import RUNS, Workload, WorkloadState
 from quota.ledger.checkpoints import record_checkpoint
@@ -30,6 +34,7 @@ from quota.ledger.repository import Ledger
 log = logging.getLogger(__name__)
 
 ACTOR = "kubernetes:job-watcher"
+_ATTEMPTS = 3  # a Conflict means another replica wrote; reading again settles it
 SessionScope = Callable[[], AbstractContextManager[Session]]
 
 
@@ -107,6 +112,25 @@ class JobWatcher:
             await events.record(self.kube, job, "Suspended", message, now=now, warning=True)
 
     def record(self, job: Obj, now: datetime) -> _Outcome:
+        """Bring the ledger up to the object: a new workload, its end, its checkpoint."""
+        return self._settled(self._record, job, now)
+
+    def forget(self, job: Obj, now: datetime) -> _Outcome:
+        """The object is gone: its workload ends (deleted)."""
+        return self._settled(self._forget, job, now)
+
+    def _settled(self, step: Callable[[Obj, datetime], _Outcome], job: Obj,
+                 now: datetime) -> _Outcome:  # fmt: skip
+        for _ in range(_ATTEMPTS - 1):
+            try:
+                return step(job, now)
+            except Conflict as exc:  # another replica wrote first: read the ledger again
+                meta = job["metadata"]
+                log.debug("%s %s/%s: %s; reading the ledger again", self.adapter.kind,
+                          meta["namespace"], meta["name"], exc.message)  # fmt: skip
+        return step(job, now)
+
+    def _record(self, job: Obj, now: datetime) -> _Outcome:
         meta = job["metadata"]
         namespace, name, uid = meta["namespace"], meta["name"], meta.get("uid")
         with self.sessions() as session:
@@ -174,7 +198,7 @@ class JobWatcher:
         )
         return _Outcome(workload, changed=changed)
 
-    def forget(self, job: Obj, now: datetime) -> _Outcome:
+    def _forget(self, job: Obj, now: datetime) -> _Outcome:
         meta = job["metadata"]
         namespace, name = meta["namespace"], meta["name"]
         with self.sessions() as session:
@@ -189,6 +213,8 @@ class JobWatcher:
             try:
                 gone = IntervalEnd.DELETED
                 done = self.finish(ledger, namespace, name, now=now, actor=ACTOR, end=gone)
+            except Conflict:
+                raise
             except BerthError as exc:
                 log.warning("%s %s/%s deleted; its workload: %s",
                             self.adapter.kind, namespace, name, exc.message)  # fmt: skip

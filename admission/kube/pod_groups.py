@@ -20,9 +20,9 @@ from typing import Any
 from admission.kube import events, templates
 from admission.kube.client import PODS, Kube, Obj
 from admission.kube.jobs import Finish, JobWatcher, SessionScope, Submit
+from admission.kube.kinds.job import JOB_LABEL
 from admission.kube.kinds.pod import POD, admit_pod_patch, group_name, group_total
 from admission.kube.kinds.registry import managed_owner
-from admission.kube.pods import JOB_LABEL
 from admission.loop.actuation import ADMIT, CHECKPOINT, EVICT, REASON, Actuation
 from quota.core.errors import NotFound
 from quota.manifests.frameworks import POD_GROUP_LABEL

@@ -1,6 +1,9 @@
-"""The Pod watcher: where each Job's pods run, and which failed on a bad device.
+"""The Pod watcher: where each workload's pods run, which failed on a bad device, and (with
+waitForPodsReady) how many are Ready.
 
-Two facts go into the ledger, as annotations on the Job's workload (the loop reads them;
+A pod belongs to the workload its controller labelled it with, as each kind's adapter says
+(``kinds.registry.pod_claim``; a RayJob's pods are those of its RayCluster). Two facts go
+into the ledger, as annotations on the workload (the loop reads them;
 ``admission.health_evictions`` decides): ``berth.dev/pod-nodes``, the nodes the pods of
 the current run are on, so that a node leaving the pool evicts the right workloads; and
 ``berth.dev/device-error``, a pod that failed with one of the configured device-error exit
@@ -14,13 +17,15 @@ import asyncio
 import logging
 from collections.abc import Callable, Set
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from admission.engine.node_faults import DEVICE_ERROR, POD_NODES, DeviceError, pod_nodes_annotation
 from admission.intake.nodes import degrade
 from admission.kube.client import Obj
 from admission.kube.jobs import SessionScope
-from admission.kube.readiness import ReadinessTracker
+from admission.kube.kinds.adapter import Adapter
+from admission.kube.kinds.registry import PodClaim, pod_claim
+from admission.kube.readiness import ReadinessTracker, run_start
 from quota.core.node_health import device_error
 from quota.core.workload import HOLDS_QUOTA, Workload
 from quota.ledger import nodes as ledger_nodes
@@ -29,7 +34,6 @@ from quota.ledger.repository import Ledger
 log = logging.getLogger(__name__)
 
 ACTOR = "kubernetes:pod-watcher"
-JOB_LABEL = "job-name"  # the Job controller labels every pod it creates with its Job's name
 _DONE = ("Succeeded", "Failed")
 
 
@@ -43,16 +47,6 @@ class PodFailure:
     code: int
     at: datetime  # when it terminated (else when the pod was created)
     created: datetime | None
-
-
-def job_of(pod: Obj) -> str | None:
-    """The name of the Job that owns ``pod`` (its controller), or None."""
-    meta = pod.get("metadata") or {}
-    for owner in meta.get("ownerReferences") or []:
-        if owner.get("kind") == "Job" and owner.get("controller"):
-            return str(owner.get("name") or "") or None
-    label = (meta.get("labels") or {}).get(JOB_LABEL)
-    return str(label) if label else None
 
 
 def live_node(pod: Obj) -> str | None:
@@ -86,7 +80,8 @@ def device_failure(pod: Obj, codes: Set[int]) -> PodFailure | None:
 
 
 class PodWatcher:
-    """The handler of the Pod informer (pods labelled ``job-name``)."""
+    """The handler of the Pod informer (every pod; those of no workload are skipped), and of
+    the workload objects whose pods name another object (``note_children``)."""
 
     def __init__(
         self,
@@ -101,19 +96,40 @@ class PodWatcher:
         self.notify = notify
         self.exit_codes = frozenset(exit_codes)
         self.clock = clock
-        # (namespace, Job) -> pod uid -> (node, created): the Job's live, bound pods.
+        # (namespace, workload) -> pod uid -> (node, created): its live, bound pods.
         self.pods: dict[tuple[str, str], dict[str, tuple[str, datetime | None]]] = {}
+        # (namespace, child object) -> the workload it was made for (a RayJob's RayCluster)
+        self.children: dict[tuple[str, str], PodClaim] = {}
         self.written: dict[tuple[str, str], frozenset[str]] = {}  # pod uids last recorded
         self.failed: set[str] = set()  # pod uids whose device error was recorded
-        # waitForPodsReady: the Ready pods of each Job, all-Ready recorded in the ledger.
+        # waitForPodsReady: the Ready pods of each workload, all-Ready recorded in the ledger.
         self.readiness = ReadinessTracker(sessions, clock) if pods_ready else None
+
+    def note_children(self, adapter: Adapter, kind: str, obj: Obj) -> None:
+        """A workload object seen: remember the objects made for it that its pods name."""
+        meta = obj.get("metadata") or {}
+        namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+        for child in adapter.children(obj):
+            if kind == "DELETED":
+                self.children.pop((namespace, child), None)
+            else:
+                self.children[(namespace, child)] = PodClaim(name, frozenset({adapter.kind}))
+
+    def claim(self, pod: Obj) -> PodClaim | None:
+        """The workload ``pod`` belongs to, or None."""
+        claim = pod_claim(pod)
+        namespace = str((pod.get("metadata") or {}).get("namespace") or "")
+        if claim is None:
+            return None
+        return self.children.get((namespace, claim.name), claim)
 
     async def handle(self, kind: str, pod: Obj) -> None:
         meta = pod.get("metadata") or {}
-        job, namespace = job_of(pod), meta.get("namespace")
-        if not job or not namespace:
+        claim, namespace = self.claim(pod), meta.get("namespace")
+        if claim is None or not namespace:
             return
-        key = (str(namespace), job)
+        key = (str(namespace), claim.name)
+        kinds = claim.kinds
         uid = str(meta.get("uid") or meta.get("name"))
         pods = self.pods.setdefault(key, {})
         node = None if kind == "DELETED" else live_node(pod)
@@ -127,34 +143,38 @@ class PodWatcher:
             self.failed.discard(uid)
         elif failure is not None and uid not in self.failed:
             self.failed.add(uid)
-            changed = await asyncio.to_thread(self._device_error, key, failure)
+            changed = await asyncio.to_thread(self._device_error, key, kinds, failure)
         current = frozenset(pods)
         if current != self.written.get(key, frozenset()):
             self.written[key] = current
-            changed = await asyncio.to_thread(self._pod_nodes, key, dict(pods)) or changed
+            changed = await asyncio.to_thread(self._pod_nodes, key, kinds, dict(pods)) or changed
         if not pods:
             self.pods.pop(key, None)
             self.written.pop(key, None)
         if self.readiness is not None:
             created = _time(meta.get("creationTimestamp"))
-            changed = await self.readiness.observe(kind, key, uid, pod, created) or changed
+            observed = await self.readiness.observe(kind, key, kinds, uid, pod, created)
+            changed = observed or changed
         if changed:
             self.notify()
 
     def _pod_nodes(
-        self, key: tuple[str, str], pods: dict[str, tuple[str, datetime | None]]
-    ) -> bool:
+        self, key: tuple[str, str], kinds: frozenset[str],
+        pods: dict[str, tuple[str, datetime | None]],
+    ) -> bool:  # fmt: skip
         namespace, job = key
         with self.sessions() as session:
             workload = Ledger(session).get_workload(namespace, job)
-            since = _run_start(workload)
+            since = _run_start(workload, kinds)
             if workload is None or since is None:
                 return False
             nodes = {node for node, created in pods.values() if created is None or created >= since}
             value = pod_nodes_annotation(nodes, self.clock())
             return ledger_nodes.annotate_workload(session, namespace, job, POD_NODES, value)
 
-    def _device_error(self, key: tuple[str, str], failure: PodFailure) -> bool:
+    def _device_error(
+        self, key: tuple[str, str], kinds: frozenset[str], failure: PodFailure
+    ) -> bool:
         namespace, job = key
         why = device_error(failure.node, f"{namespace}/{failure.pod}", failure.container,
                            failure.code)  # fmt: skip
@@ -162,7 +182,7 @@ class PodWatcher:
         with self.sessions() as session:
             changed = degrade(session, failure.node, why, actor=ACTOR)
             workload = Ledger(session).get_workload(namespace, job)
-            since = _run_start(workload)
+            since = _run_start(workload, kinds)
             if workload is None or since is None or workload.admitted_at is None:
                 return changed
             if failure.created is not None and failure.created < since:
@@ -177,12 +197,14 @@ class PodWatcher:
             return annotated or changed
 
 
-def _run_start(workload: Workload | None) -> datetime | None:
-    """From when a pod belongs to the workload's current run: creation timestamps have
-    whole seconds, so a second of slack."""
+def _run_start(workload: Workload | None, kinds: frozenset[str]) -> datetime | None:
+    """From when a pod belongs to the workload's current run; None: the pods are not its
+    (another kind under the name) or it holds no quota."""
     if workload is None or workload.state not in HOLDS_QUOTA or workload.admitted_at is None:
         return None
-    return workload.admitted_at.replace(microsecond=0) - timedelta(seconds=1)
+    if workload.kind not in kinds:
+        return None
+    return run_start(workload)
 
 
 def _time(value: object) -> datetime | None:

@@ -1,21 +1,22 @@
 """Pod readiness for waitForPodsReady: how many pods of a workload's current run are Ready.
 
-The Pod watcher hands every pod event to ``ReadinessTracker``; when the number of Ready
-pods of a Job changes, the tracker compares it with the pods the workload was admitted
-with and records, in the ledger, that its pods are all Ready or no longer are
+The Pod watcher hands every pod event of a workload's pods to ``ReadinessTracker``; when
+the number of Ready pods of a workload changes, the tracker compares it with the pods the
+workload was admitted with and records, in the ledger, that its pods are all Ready or no longer are
 (``quota.ledger.readiness``). Timing out is the admission loop's. ``ready_pod_count`` is
-the one question asked of the pods, so another workload kind only has to say which pods
-are its own.
+the one question asked of the pods; which pods are a workload's, each kind's adapter says
+(``kinds.registry.pod_claim``).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from admission.kube.client import Obj
 from admission.kube.jobs import SessionScope
+from admission.kube.kinds.registry import by_kind
 from quota.core.workload import Workload, WorkloadState
 from quota.ledger.readiness import record_readiness
 from quota.ledger.repository import Ledger
@@ -37,12 +38,22 @@ def pod_ready(pod: Obj) -> bool:
                for c in status.get("conditions") or [])  # fmt: skip
 
 
+def run_start(workload: Workload) -> datetime:
+    """From when a pod belongs to the workload's current run: creation timestamps have
+    whole seconds, so a second of slack. A gated kind's pods (a pod group) exist before
+    admission, and eviction deletes them: every pod there is of the current run."""
+    adapter = by_kind(workload.kind)
+    if workload.admitted_at is None or (adapter is not None and adapter.gate is not None):
+        return datetime.min.replace(tzinfo=UTC)
+    return workload.admitted_at.replace(microsecond=0) - timedelta(seconds=1)
+
+
 def ready_pod_count(ready: Mapping[str, datetime | None], workload: Workload) -> int:
     """How many of the Ready pods (uid -> creation time) belong to the workload's current
-    run: created since its admission (whole seconds, so one second of slack)."""
+    run (``run_start``)."""
     if workload.admitted_at is None:
         return 0
-    since = workload.admitted_at.replace(microsecond=0) - timedelta(seconds=1)
+    since = run_start(workload)
     return sum(1 for created in ready.values() if created is None or created >= since)
 
 
@@ -60,8 +71,8 @@ class ReadinessTracker:
         self.clock = clock
         self.ready: dict[Owner, dict[str, datetime | None]] = {}
 
-    async def observe(self, kind: str, owner: Owner, uid: str, pod: Obj,
-                      created: datetime | None) -> bool:  # fmt: skip
+    async def observe(self, kind: str, owner: Owner, kinds: frozenset[str], uid: str,
+                      pod: Obj, created: datetime | None) -> bool:  # fmt: skip
         """Take one pod event; whether the ledger changed."""
         pods = self.ready.setdefault(owner, {})
         before = len(pods)
@@ -74,14 +85,17 @@ class ReadinessTracker:
         snapshot = dict(pods)
         if not pods:
             del self.ready[owner]
-        return await asyncio.to_thread(self._record, owner, snapshot)
+        return await asyncio.to_thread(self._record, owner, kinds, snapshot)
 
-    def _record(self, owner: Owner, ready: Mapping[str, datetime | None]) -> bool:
+    def _record(self, owner: Owner, kinds: frozenset[str],
+                ready: Mapping[str, datetime | None]) -> bool:  # fmt: skip
         namespace, name = owner
         with self.sessions() as session:
             workload = Ledger(session).get_workload(namespace, name)
             if workload is None or workload.state is not WorkloadState.ADMITTED:
                 return False
+            if workload.kind not in kinds:
+                return False  # another kind's pods under the same name
             wanted = pods_admitted(workload)
             all_ready = wanted > 0 and ready_pod_count(ready, workload) >= wanted
             return record_readiness(session, namespace, name, ready=all_ready, now=self.clock())

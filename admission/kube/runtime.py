@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from kubernetes_asyncio import config as k8s_config
 
 from admission.intake.workloads import finish_workload, submit_workload
 from admission.kube.actuator import JobActuator
-from admission.kube.client import NODES, PODS, Kube
+from admission.kube.client import NODES, PODS, Kube, Obj
 from admission.kube.errors import Forbidden, KubernetesError
 from admission.kube.informer import Informer
 from admission.kube.jobs import Finish, JobWatcher, SessionScope, Submit
@@ -29,7 +29,7 @@ from admission.kube.lease import KubeLease
 from admission.kube.mirror import BERTH_KINDS, Mirror
 from admission.kube.mode import IN_CLUSTER_ENV
 from admission.kube.pod_groups import PodGroupWatcher
-from admission.kube.pods import JOB_LABEL, PodWatcher
+from admission.kube.pods import PodWatcher
 from admission.kube.provisioning import ProvisioningController
 from admission.kube.reclaim import JobReclaimer
 from admission.kube.status import StatusWriter
@@ -41,6 +41,7 @@ from quota.core.workload import QUEUE_NAME_LABEL
 log = logging.getLogger(__name__)
 
 DEFAULT_NAMESPACE = "default"
+Handler = Callable[[str, Obj], Awaitable[None]]
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
@@ -61,13 +62,13 @@ class KubeSettings:
     taint_nodes: bool  # berth.dev/unhealthy on Nodes out of the pool (admission.kube.taints)
     health: HealthThresholds
     device_error_exit_codes: frozenset[int]
-    pods_ready: bool  # waitForPodsReady: record when a Job's pods are all Ready
+    pods_ready: bool  # waitForPodsReady: record when a workload's pods are all Ready
     host: str | None = None  # a plain API URL (kubectl proxy, tests); wins over the others
     queue_label: str = QUEUE_NAME_LABEL
     watch_timeout_seconds: int = 300
     status_seconds: float = 5.0
     nodes: bool = True  # watch Nodes into the inventory
-    pods: bool = True  # watch Jobs' pods: where they run, device-error exit codes
+    pods: bool = True  # watch workloads' pods: where they run, device errors, readiness
     kinds: tuple[Adapter, ...] = ADAPTERS  # the workload kinds to queue, where served
 
 
@@ -151,8 +152,11 @@ class KubeRuntime:
     def start_provisioning(self, sessions: SessionScope) -> None:
         """The built-in provisioning-request admission check (``admission.kube.provisioning``)."""
         controller = ProvisioningController(self.kube, sessions)
-        self._tasks.append(asyncio.create_task(controller.run(self.settings.status_seconds),
-                                               name="berth-provisioning"))
+        self._tasks.append(
+            asyncio.create_task(
+                controller.run(self.settings.status_seconds), name="berth-provisioning"
+            )
+        )
 
     async def _write_status(self) -> None:
         while True:
@@ -221,11 +225,15 @@ async def start_kubernetes(
         runtime.watch(kind, informer)
     if settings.nodes:
         runtime.watch("Node", Informer(kube, NODES, mirror.handle_node, timeout_seconds=timeout))
+    pods: PodWatcher | None = None
     if settings.pods:
-        pods = PodWatcher(session_scope, changed, exit_codes=settings.device_error_exit_codes,
-                          pods_ready=settings.pods_ready)
-        informer = Informer(kube, PODS, pods.handle, label_selector=JOB_LABEL,
-                            timeout_seconds=timeout)  # fmt: skip
+        pods = PodWatcher(
+            session_scope,
+            changed,
+            exit_codes=settings.device_error_exit_codes,
+            pods_ready=settings.pods_ready,
+        )
+        informer = Informer(kube, PODS, pods.handle, timeout_seconds=timeout)
         runtime.watch("Pod", informer)
     selector = settings.queue_label
     kinds = await served_kinds(kube, settings.kinds, selector)
@@ -245,7 +253,8 @@ async def start_kubernetes(
             watcher = JobWatcher(
                 kube, session_scope, changed, submit=submit, finish=finish, adapter=adapter
             )
-        informer = Informer(kube, adapter.ref, watcher.handle, label_selector=selector,
+        handle = watcher.handle if pods is None else _noting(pods, adapter, watcher.handle)
+        informer = Informer(kube, adapter.ref, handle, label_selector=selector,
                             timeout_seconds=timeout)  # fmt: skip
         runtime.watch("PodGroup" if adapter is POD else adapter.kind, informer)
     runtime.start_status_writer()
@@ -253,3 +262,13 @@ async def start_kubernetes(
     names = ", ".join(f"{adapter.kind}s" for adapter in kinds)
     log.info("Kubernetes mode: watching %s labelled %s, Berth's CRDs and Nodes", names, selector)
     return runtime
+
+
+def _noting(pods: PodWatcher, adapter: Adapter, handle: Handler) -> Handler:
+    """``handle``, telling the Pod watcher first which objects the workload's pods name."""
+
+    async def noted(kind: str, obj: Obj) -> None:
+        pods.note_children(adapter, kind, obj)
+        await handle(kind, obj)
+
+    return noted

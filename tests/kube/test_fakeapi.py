@@ -241,7 +241,8 @@ def crd(plural: str = "widgets", schema: bool = True) -> dict[str, Any]:
         "subresources": {"status": {}},
     }
     if schema:
-        version["schema"] = {"openAPIV3Schema": {"type": "object"}}
+        version["schema"] = {"openAPIV3Schema": {
+            "type": "object", "x-kubernetes-preserve-unknown-fields": True}}
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",

@@ -17,7 +17,8 @@ from builders.kube import berth as cluster_of
 
 from admission.engine.node_faults import POD_NODES
 from admission.kube.jobs import SessionScope
-from admission.kube.pods import device_failure, job_of, live_node
+from admission.kube.kinds.registry import pod_claim
+from admission.kube.pods import device_failure, live_node
 from admission.loop.loop import AdmissionLoop
 from quota.core.model import Node, NodeHealth
 from quota.ledger import nodes as ledger_nodes
@@ -194,7 +195,8 @@ async def test_a_device_error_exit_code_requeues_the_job_and_degrades_the_node(
     ],
 )  # fmt: skip
 def test_where_a_pod_runs(obj: dict[str, Any], expected: tuple[str | None, str | None]) -> None:
-    assert (job_of(obj), live_node(obj)) == expected
+    claim = pod_claim(obj)
+    assert (claim and claim.name, live_node(obj)) == expected
 
 
 @pytest.mark.parametrize(

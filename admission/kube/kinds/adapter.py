@@ -25,6 +25,9 @@ class Adapter:
     clears it through the status subresource before restoring the templates.
     ``gate``: held back by this scheduling gate instead of a suspend field (plain Pods:
     ``kinds.pod``); a gate can only be removed, never put back.
+    ``pod_labels``: the labels its controller puts on every pod it makes, naming it (the
+    first present wins; its controller ownerReference is asked first). ``children``: the
+    objects its controller makes whose pods name them instead (a RayJob's RayCluster).
     """
 
     ref: ResourceRef
@@ -32,6 +35,8 @@ class Adapter:
     finished: Finished
     clears_start_time: bool = False
     gate: str | None = None
+    pod_labels: tuple[str, ...] = ()
+    children: Callable[[Mapping[str, Any]], tuple[str, ...]] = lambda obj: ()
 
     @property
     def kind(self) -> str:
@@ -44,6 +49,19 @@ class Adapter:
     def pod_sets(self, obj: Mapping[str, Any]) -> list[Shape]:
         """The pod sets of ``obj`` with the paths of their templates."""
         return shapes_of({**obj, "apiVersion": self.api_version, "kind": self.kind})
+
+    def owner_of_pod(self, pod: Mapping[str, Any]) -> str | None:
+        """The name of the object of this kind that ``pod`` says it belongs to, or None."""
+        meta = pod.get("metadata") or {}
+        for owner in meta.get("ownerReferences") or []:
+            if (owner.get("controller") and owner.get("kind") == self.kind
+                    and owner.get("apiVersion") == self.api_version):  # fmt: skip
+                return str(owner.get("name") or "") or None
+        labels = meta.get("labels") or {}
+        for label in self.pod_labels:
+            if labels.get(label):
+                return str(labels[label])
+        return None
 
     def is_suspended(self, obj: Mapping[str, Any]) -> bool:
         if self.gate is not None:

@@ -9,11 +9,13 @@ from admission.kube.kinds.adapter import Adapter, conditions_finished
 
 _SUSPEND = ("spec", "runPolicy", "suspend")
 _FINISHED = conditions_finished("Succeeded", "Failed")
+# The training operator (and the MPI operator) label every pod with its job's name.
+JOB_NAME_LABEL = "training.kubeflow.org/job-name"
 
 
 def _kubeflow(version: str, plural: str, kind: str) -> Adapter:
     ref = ResourceRef("kubeflow.org", version, plural, kind, namespaced=True)
-    return Adapter(ref, suspend_path=_SUSPEND, finished=_FINISHED)
+    return Adapter(ref, suspend_path=_SUSPEND, finished=_FINISHED, pod_labels=(JOB_NAME_LABEL,))
 
 
 PYTORCHJOB = _kubeflow("v1", "pytorchjobs", "PyTorchJob")

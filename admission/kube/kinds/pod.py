@@ -28,7 +28,8 @@ def group_finished(group: Mapping[str, Any]) -> str | None:
     return FAILED if "Failed" in phases else COMPLETE
 
 
-POD = Adapter(PODS, suspend_path=(), finished=group_finished, gate=ADMISSION_GATE)
+POD = Adapter(PODS, suspend_path=(), finished=group_finished, gate=ADMISSION_GATE,
+              pod_labels=(POD_GROUP_LABEL,))  # fmt: skip
 
 
 def group_name(pod: Mapping[str, Any]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from admission.kube.kinds.adapter import Adapter
@@ -11,11 +12,15 @@ from admission.kube.kinds.jobset import JOBSET
 from admission.kube.kinds.kubeflow import KUBEFLOW
 from admission.kube.kinds.pod import POD
 from admission.kube.kinds.ray import RAYCLUSTER, RAYJOB
+from quota.core.workload import QUEUE_NAME_LABEL
 
 # The kinds held back by a suspend field: watched one object = one workload.
 SUSPENDED: tuple[Adapter, ...] = (JOB, JOBSET, *KUBEFLOW, RAYJOB, RAYCLUSTER)
 # And plain Pods, gated, watched as groups (admission.kube.pod_groups).
 ADAPTERS: tuple[Adapter, ...] = (*SUSPENDED, POD)
+# Whose a pod is, the most specific claim first: a JobSet's pods carry their Job's name too,
+# a RayJob's submitter pod its Job's.
+POD_OWNERS: tuple[Adapter, ...] = (JOBSET, *KUBEFLOW, RAYCLUSTER, JOB, POD)
 _BY_KIND = {adapter.kind: adapter for adapter in ADAPTERS}
 _BY_TYPE = {(adapter.api_version, adapter.kind): adapter for adapter in ADAPTERS}
 _BY_RESOURCE = {
@@ -46,4 +51,27 @@ def managed_owner(obj: Mapping[str, Any]) -> str | None:
         key = (str(owner.get("apiVersion") or ""), str(owner.get("kind") or ""))
         if key in _BY_TYPE:
             return f"{key[1]}/{owner.get('name')}"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class PodClaim:
+    """The object a pod belongs to: its name, and the kinds that could be (a Kubeflow label
+    names the job, not its kind); a workload of another kind under that name is not it."""
+
+    name: str
+    kinds: frozenset[str]
+
+
+def pod_claim(pod: Mapping[str, Any]) -> PodClaim | None:
+    """Which object ``pod`` belongs to, as its controller labelled or owns it; a Pod naming a
+    queue and no group is a group of one under its own name; None: no kind Berth queues."""
+    for adapter in POD_OWNERS:
+        name = adapter.owner_of_pod(pod)
+        if name:
+            kinds = frozenset(a.kind for a in ADAPTERS if a.owner_of_pod(pod) == name)
+            return PodClaim(name, kinds)
+    meta = pod.get("metadata") or {}
+    if QUEUE_NAME_LABEL in (meta.get("labels") or {}) and meta.get("name"):
+        return PodClaim(str(meta["name"]), frozenset({POD.kind}))
     return None

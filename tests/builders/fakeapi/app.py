@@ -189,7 +189,7 @@ def _create(store: Store, resource: Resource, namespace: str, body: Obj) -> Obj:
         return store.create(resource, namespace, body)
     custom = _crd_resource(body)
     created = store.create(resource, namespace, body)
-    store.register(custom)
+    store.register(custom, _storage_schema(body))
     established = {
         "conditions": [
             {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts"},
@@ -225,6 +225,13 @@ def _crd_resource(body: Obj) -> Resource:
     served = storage[0]
     has_status = "status" in (served.get("subresources") or {})
     return Resource(group, served["name"], plural, kind, scope == "Namespaced", has_status)
+
+
+def _storage_schema(body: Obj) -> Obj:
+    """The storage version's openAPIV3Schema (``_crd_resource`` checked there is one)."""
+    served = next(v for v in body["spec"]["versions"] if v.get("storage"))
+    schema: Obj = served["schema"]["openAPIV3Schema"]
+    return schema
 
 
 async def _patch(

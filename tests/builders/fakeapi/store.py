@@ -5,7 +5,8 @@ list and watch request (so a test can see a client resume a watch rather than in
 Where Berth depends on it, the store refuses what a real API server refuses: a namespaced
 object in a namespace that does not exist (404, the namespaces a new cluster has exist from
 the start), the Job rules of ``jobs.py`` (with its minimal Job controller) and the JobSet
-webhook's of ``jobsets.py``, the Pod rules of ``pods.py``.
+webhook's of ``jobsets.py``, the Pod rules of ``pods.py``, and a custom resource's CRD schema (``schemas.py``: unknown
+fields pruned, wrong types refused).
 
 Everything runs on the server's event loop; nothing here awaits, so a watch registered
 right after a history replay misses no event.
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from builders.fakeapi import jobs, jobsets, pods
+from builders.fakeapi import jobs, jobsets, pods, schemas
 from builders.fakeapi.errors import ApiError
 
 Obj = dict[str, Any]
@@ -109,6 +110,7 @@ class Store:
         self.watchers: list[Watcher] = []
         self.reads: list[Read] = []
         self.forbidden: set[tuple[str, str]] = set()  # resources every request is refused on
+        self.schemas: dict[tuple[str, str], schemas.Schema] = {}  # a custom resource's CRD
         for name in INITIAL_NAMESPACES:
             self.create(self.resources[NAMESPACES], "", {"metadata": {"name": name}})
 
@@ -121,13 +123,22 @@ class Store:
             raise ApiError(404, "NotFound", f"the server could not find the resource {gv} {plural}")
         return resource
 
-    def register(self, resource: Resource) -> None:
+    def register(self, resource: Resource, schema: schemas.Schema | None = None) -> None:
         self.resources[resource.key] = resource
         self.objects.setdefault(resource.key, {})
+        if schema is not None:
+            self.schemas[resource.key] = schema
 
     def unregister(self, group: str, plural: str) -> None:
         self.resources.pop((group, plural), None)
         self.objects.pop((group, plural), None)
+        self.schemas.pop((group, plural), None)
+
+    def _structural(self, resource: Resource, obj: Obj) -> Obj:
+        schema = self.schemas.get(resource.key)
+        if schema is None:
+            return obj
+        return schemas.checked(obj, schema, kind=resource.plural, group=resource.group)
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -172,6 +183,7 @@ class Store:
             body.pop("status", None)
         if resource.key == JOBS:
             body = jobs.started(body, now=_now())
+        body = self._structural(resource, body)
         return self._commit(resource, "ADDED", None, body)
 
     def replace(self, resource: Resource, namespace: str, name: str, body: Obj, *, sub: str) -> Obj:
@@ -205,6 +217,7 @@ class Store:
                 new["status"] = copy.deepcopy(old["status"])
         if new.get("status") is None:
             new.pop("status", None)
+        new = self._structural(resource, new)
         if _spec(new) != _spec(old):
             new["metadata"]["generation"] = old["metadata"].get("generation", 1) + 1
         if resource.key == JOBS:
