@@ -4,7 +4,9 @@ For each workload reserving quota whose ClusterQueue has such a check, Berth ask
 cluster autoscaler for the capacity, as Kueue does: one ``autoscaling.x-k8s.io/v1``
 ProvisioningRequest per attempt (``{workload}-{check}-{attempt}``), with a PodTemplate per
 pod set (``ppt-{request}-{podSet}``, the Job's pod template with only the check's
-``managedResources`` requested, when it names any), both owned by the Job. Then it reads
+``managedResources`` requested, when it names any), both owned by the Job; the config's
+``podSetMergePolicy`` (``IdenticalPodTemplates``, ``IdenticalWorkloadSchedulingRequirements``)
+merges pod sets into one PodTemplate of their summed count (``merge_pod_sets``). Then it reads
 the request's conditions:
 
 - ``Provisioned``: the Job's pod template gets ``autoscaling.x-k8s.io/consume-provisioning-
@@ -27,8 +29,8 @@ import contextlib
 import copy
 import hashlib
 import logging
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from admission.kube.client import (
@@ -48,6 +50,7 @@ from quota.core.checks import (
     ProvisioningRequestConfig,
 )
 from quota.core.errors import BerthError, Conflict, NotFound
+from quota.core.quantity import parse_quantity
 from quota.core.workload import Workload, WorkloadState
 from quota.ledger.check_states import set_check_state
 from quota.ledger.repository import Ledger
@@ -103,13 +106,98 @@ def _owner(job: Obj) -> list[Obj]:
              "controller": True, "blockOwnerDeletion": True}]
 
 
+@dataclass(frozen=True, slots=True)
+class MergedPodSet:
+    """One pod set of the request: the first of those merged, their summed count."""
+
+    name: str
+    template: Obj
+    count: int
+
+
+def merge_pod_sets(pod_sets: Sequence[tuple[str, Obj, int]],
+                   policy: str | None) -> list[MergedPodSet]:
+    """Kueue's ``podSetMergePolicy`` over ``(name, pod template, count)`` in order (PURE):
+    a pod set joins the first earlier one it can merge with, which adds its count; with no
+    policy none merge. Pod sets of no pods are left out."""
+    out: list[MergedPodSet] = []
+    for name, template, count in pod_sets:
+        if count <= 0:
+            continue
+        for i, merged in enumerate(out):
+            if policy is not None and _mergeable(merged.template, template, policy):
+                out[i] = replace(merged, count=merged.count + count)
+                break
+        else:
+            out.append(MergedPodSet(name, template, count))
+    return out
+
+
+def _mergeable(a: Obj, b: Obj, policy: str) -> bool:
+    if policy == "IdenticalPodTemplates":
+        return _same(a, b)
+    if policy == "IdenticalWorkloadSchedulingRequirements":
+        return _same(_requirements(a), _requirements(b))
+    return False
+
+
+def _requirements(template: Obj) -> Obj:
+    """What Kueue compares for ``IdenticalWorkloadSchedulingRequirements``: each (init)
+    container's resource requests in order, the pod's resources, nodeSelector, tolerations,
+    affinity and resourceClaims."""
+    spec = template.get("spec") or {}
+    return {
+        **{kind: [_amounts((c.get("resources") or {}).get("requests"))
+                  for c in spec.get(kind) or ()]
+           for kind in ("containers", "initContainers")},
+        **{key: spec.get(key) for key in ("resources", "nodeSelector", "tolerations",
+                                           "affinity", "resourceClaims")},
+    }
+
+
+def _amounts(requests: object) -> object:
+    """Requests as milli-units, so that ``1`` and ``1000m`` are the same request."""
+    if not isinstance(requests, Mapping):
+        return requests
+    out: dict[str, object] = {}
+    for resource, quantity in requests.items():
+        try:
+            out[resource] = parse_quantity(quantity)
+        except ValueError:
+            out[resource] = quantity  # not a quantity: compared as written
+    return out
+
+
+def _same(a: object, b: object) -> bool:
+    """Semantic equality as Kubernetes means it: an empty list or map equals an absent one."""
+    return _normal(a) == _normal(b)
+
+
+def _normal(value: object) -> object:
+    if isinstance(value, Mapping):
+        kept = {k: _normal(v) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if v is not None} or None
+    if isinstance(value, list | tuple):
+        return [_normal(v) for v in value] or None
+    return value
+
+
+def pod_sets_of(workload: Workload, job: Obj,
+                config: ProvisioningRequestConfig) -> list[MergedPodSet]:
+    """The request's pod sets: the Job's pod template for each admitted pod set, merged by
+    the config's policy (PURE)."""
+    counts = {p.name: p.count for p in workload.admission.pod_sets} if workload.admission else {}
+    return merge_pod_sets([(p.name, job["spec"]["template"], counts.get(p.name, p.count))
+                           for p in workload.pod_sets], config.pod_set_merge_policy)
+
+
 def template_bodies(workload: Workload, job: Obj, request: str,
                     config: ProvisioningRequestConfig) -> list[Obj]:
-    """A PodTemplate per pod set: the Job's pod template, requests limited to the config's
-    managed resources when it names any (PURE)."""
+    """A PodTemplate per (merged) pod set, requests limited to the config's managed
+    resources when it names any (PURE)."""
     out = []
-    for pod_set in workload.pod_sets:
-        template = copy.deepcopy(job["spec"]["template"])
+    for pod_set in pod_sets_of(workload, job, config):
+        template = copy.deepcopy(pod_set.template)
         if config.managed_resources:
             for container in template.get("spec", {}).get("containers", []):
                 resources = container.get("resources") or {}
@@ -129,12 +217,11 @@ def template_bodies(workload: Workload, job: Obj, request: str,
 
 def request_body(workload: Workload, job: Obj, request: str,
                  config: ProvisioningRequestConfig) -> Obj:
-    """The ProvisioningRequest for one attempt: a pod set per admitted pod set (PURE)."""
-    counts = {p.name: p.count for p in workload.admission.pod_sets} if workload.admission else {}
+    """The ProvisioningRequest for one attempt: a pod set per (merged) pod set (PURE)."""
     spec: Obj = {
         "provisioningClassName": config.provisioning_class_name,
         "podSets": [{"podTemplateRef": {"name": template_name(request, p.name)},
-                     "count": counts.get(p.name, p.count)} for p in workload.pod_sets],
+                     "count": p.count} for p in pod_sets_of(workload, job, config)],
     }
     if config.parameters:
         spec["parameters"] = dict(config.parameters)

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from builders import manifests
 from builders.fakeapi import FakeApiServer, FakeKubectl
 from builders.kube import BERTH, JOBS, NS, berth, job, running, setup_queues, workload_state
 
+from admission.intake.workloads import submit_workload
 from admission.kube.jobs import SessionScope
 from quota.core.checks import CheckState
 from quota.core.workload import WorkloadState
 from quota.ledger.check_states import set_check_state
+from quota.ledger.repository import Ledger
 
 
 async def test_a_reserved_job_stays_suspended_until_its_check_is_ready(
@@ -119,3 +122,35 @@ async def test_a_failed_request_is_retried_then_rejects_the_workload(
         await cluster.until(lambda: workload_state(sessions, "train")
                             is WorkloadState.DEACTIVATED)
         assert not running(cluster.job("train"))
+
+
+def _two_pod_set_workload(name: str) -> dict[str, object]:
+    pod = {"containers": [{"name": "main", "image": "trainer:1",
+                           "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}
+    return {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "Workload",
+            "metadata": {"name": name, "namespace": NS},
+            "spec": {"queueName": "main", "podSets": [
+                {"name": pod_set, "count": 1, "template": {"spec": pod}}
+                for pod_set in ("a", "b")]}}
+
+
+async def test_identical_pod_sets_are_asked_for_as_one_pod_template(
+    fake_api: FakeApiServer, with_crds: FakeKubectl, sessions: SessionScope
+) -> None:
+    _with_provisioning(with_crds)
+    with_crds.patch(f"{BERTH}/provisioningrequestconfigs/gpus",
+                    {"spec": {"podSetMergePolicy": "IdenticalPodTemplates"}})
+    async with berth(fake_api, with_crds, sessions) as cluster:
+        # The object the request is owned by (no queue label: not queued on its own), and
+        # its workload of two pod sets with the Job's one template.
+        with_crds.create(JOBS, manifests.job("pair", 1, namespace=None, queue=None,
+                                             suspend=True, pods=1))
+        with sessions() as session:
+            submit_workload(Ledger(session), _two_pod_set_workload("pair"),
+                            now=datetime.now(UTC), actor="test")
+        await cluster.until(lambda: _exists(with_crds, f"{REQUESTS}/pair-prov-1"))
+        request = with_crds.get(f"{REQUESTS}/pair-prov-1")
+        assert request["spec"]["podSets"] == [
+            {"podTemplateRef": {"name": "ppt-pair-prov-1-a"}, "count": 2}]
+        templates = with_crds.get(f"/api/v1/namespaces/{NS}/podtemplates")["items"]
+        assert [t["metadata"]["name"] for t in templates] == ["ppt-pair-prov-1-a"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from admission.kube.provisioning import object_name, request_name, verdict_of
+from admission.kube.provisioning import merge_pod_sets, object_name, request_name, verdict_of
 from quota.core.checks import CheckState
 
 
@@ -40,3 +40,49 @@ def test_names_follow_kueue_and_stay_valid_when_long() -> None:
     assert request_name("train", "prov", 2) == "train-prov-2"
     long = object_name("x" * 300)
     assert len(long) <= 253 and long != object_name("x" * 301)
+
+
+def _template(gpus: str = "1", **pod: object) -> dict[str, object]:
+    container = {"name": "main", "image": "trainer:1",
+                 "resources": {"requests": {"nvidia.com/gpu": gpus}}}
+    return {"metadata": {"labels": {"app": "train"}},
+            "spec": {"containers": [container], **pod}}
+
+
+ZONE_A = {"nodeSelector": {"zone": "a"}}
+
+
+@pytest.mark.parametrize(("policy", "pod_sets", "merged"), [
+    pytest.param(None, [("a", _template(), 2), ("b", _template(), 3)], [("a", 2), ("b", 3)],
+                 id="no policy: every pod set keeps its own template"),
+    pytest.param("IdenticalPodTemplates", [("a", _template(), 2), ("b", _template(), 3)],
+                 [("a", 5)], id="identical templates merge into the first, counts summed"),
+    pytest.param("IdenticalPodTemplates",
+                 [("a", _template(), 1), ("b", _template("2"), 1), ("c", _template(), 4)],
+                 [("a", 5), ("b", 1)], id="a later pod set joins the first it matches"),
+    pytest.param("IdenticalPodTemplates",
+                 [("a", _template(), 1), ("b", _template(tolerations=[]), 1)], [("a", 2)],
+                 id="an empty list is the same as an absent one"),
+    pytest.param("IdenticalPodTemplates",
+                 [("a", _template(), 1), ("b", {**_template(), "metadata": {}}, 1)],
+                 [("a", 1), ("b", 1)], id="templates differing in labels do not merge"),
+    pytest.param("IdenticalWorkloadSchedulingRequirements",
+                 [("a", _template(), 1), ("b", {**_template(), "metadata": {}}, 1)],
+                 [("a", 2)], id="same requirements merge though labels differ"),
+    pytest.param("IdenticalWorkloadSchedulingRequirements",
+                 [("a", _template("1"), 1), ("b", _template("1000m"), 1)], [("a", 2)],
+                 id="requests compare as quantities"),
+    pytest.param("IdenticalWorkloadSchedulingRequirements",
+                 [("a", _template(), 1), ("b", _template(**ZONE_A), 1)], [("a", 1), ("b", 1)],
+                 id="a different nodeSelector keeps them apart"),
+    pytest.param("IdenticalWorkloadSchedulingRequirements",
+                 [("a", _template(), 1), ("b", _template("2"), 1)], [("a", 1), ("b", 1)],
+                 id="different requests keep them apart"),
+    pytest.param("IdenticalPodTemplates", [("a", _template(), 0), ("b", _template(), 2)],
+                 [("b", 2)], id="a pod set of no pods is left out"),
+])
+def test_pod_sets_merge_by_the_configs_policy(
+    policy: str | None, pod_sets: list[tuple[str, dict[str, object], int]],
+    merged: list[tuple[str, int]],
+) -> None:
+    assert [(p.name, p.count) for p in merge_pod_sets(pod_sets, policy)] == merged
