@@ -31,7 +31,7 @@ from quota.core.model import NodeHealth
 from quota.ledger import nodes as ledger_nodes
 from quota.ledger.reads import metrics as aggregates
 from quota.ledger.reads import queues
-from quota.ledger.reads.demand import check_counts, read_demand, reserving_counts
+from quota.ledger.reads.demand import check_counts, read_demand
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -78,7 +78,6 @@ class LedgerCollector(Collector):
             preemptions = aggregates.preemption_counts(session)
             oldest = aggregates.oldest_pending(session)
             wanted = read_demand(session)
-            reserving = reserving_counts(session)
             checks = check_counts(session)
         pending = GaugeMetricFamily(
             "berth_pending_workloads",
@@ -114,7 +113,7 @@ class LedgerCollector(Collector):
         yield kueue.oldest_pending(oldest)
         yield from _demand(wanted)
         yield _checks(checks)
-        yield from kueue.queue_families(statuses, reserving)
+        yield from kueue.queue_families(statuses)
         yield kueue.wait_histogram(queue_waits)
         yield from kueue.history_families(events, preemptions)
 

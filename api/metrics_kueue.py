@@ -10,7 +10,7 @@ Resource figures are in the resource's units (GPUs, CPU cores, bytes), as Kueue'
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -45,12 +45,9 @@ def pending_status(reason: str, strategy: QueueingStrategy) -> str:
     return "inadmissible"
 
 
-def queue_families(statuses: Sequence[QueueStatus],
-                   checking: Mapping[str, int] | None = None) -> Iterator[Metric]:
-    """Pending (active/inadmissible) and admitted counts, quota and usage per queue;
-    ``checking``: per queue, the workloads reserving quota for their admission checks
-    (counted as reserving, not yet as admitted)."""
-    waiting = checking or {}
+def queue_families(statuses: Sequence[QueueStatus]) -> Iterator[Metric]:
+    """Pending (active/inadmissible), reserving and admitted counts, quota and usage per
+    queue."""
     pending = GaugeMetricFamily(
         "kueue_pending_workloads",
         "Pending workloads per ClusterQueue: 'active' ones are tried again in the next cycle, "
@@ -96,8 +93,8 @@ def queue_families(statuses: Sequence[QueueStatus],
             split[pending_status(reason, strategy)] += count
         for label, count in split.items():
             pending.add_metric([status.name, label], count)
-        admitted.add_metric([status.name], status.admitted - waiting.get(status.name, 0))
-        reserving.add_metric([status.name], status.admitted)
+        admitted.add_metric([status.name], status.admitted)
+        reserving.add_metric([status.name], status.reserving)
         for f in status.resources:
             labels = [status.cohort or "", status.name, f.flavor, f.resource]
             usage.add_metric(labels, f.used / 1000)

@@ -1,5 +1,5 @@
 """Queue status written back to the custom resources (status subresource, merge patch):
-usage per flavor, pending and admitted counts, pending counts per primary reason."""
+usage per flavor, pending, reserving and admitted counts, pending counts per primary reason."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def cluster_queue_status(counts: QueueCounts) -> Obj:
     ]
     return {
         "pendingWorkloads": counts.pending,
-        "reservingWorkloads": counts.admitted,
+        "reservingWorkloads": counts.reserving,
         "admittedWorkloads": counts.admitted,
         "flavorsReservation": usage,
         "flavorsUsage": usage,
@@ -44,7 +44,7 @@ def cluster_queue_status(counts: QueueCounts) -> Obj:
 def local_queue_status(counts: QueueCounts) -> Obj:
     return {
         "pendingWorkloads": counts.pending,
-        "reservingWorkloads": counts.admitted,
+        "reservingWorkloads": counts.reserving,
         "admittedWorkloads": counts.admitted,
     }
 

@@ -112,7 +112,8 @@ def list_queue_statuses(
 @router.get("/status/localqueues")
 def list_local_queue_statuses(ledger: LedgerDep, caller: Caller) -> LocalQueueStatusList:
     """Every LocalQueue the caller may see, in namespace and name order, with Kueue's
-    status counts: pending workloads, and admitted ones (holding quota)."""
+    status counts: pending workloads, those reserving quota (admitted ones included), and
+    the fully admitted ones."""
     counts = local_queue_counts(ledger.session)
     items = []
     for queue in ledger.list("LocalQueue"):
@@ -126,6 +127,7 @@ def list_local_queue_statuses(ledger: LedgerDep, caller: Caller) -> LocalQueueSt
                 cluster_queue=queue.cluster_queue,
                 status=LocalQueueStatusOut(
                     pending_workloads=found.pending if found else 0,
+                    reserving_workloads=found.reserving if found else 0,
                     admitted_workloads=found.admitted if found else 0,
                 ),
             )
@@ -282,6 +284,7 @@ def status_out(
     return QueueStatusOut(
         flavors=[FlavorStatus(name=n, resources=r) for n, r in flavors.items()],
         pending_workloads=counts.pending,
+        reserving_workloads=counts.reserving,
         admitted_workloads=counts.admitted,
         pending_by_reason=dict(counts.pending_by_reason),
     )

@@ -30,7 +30,9 @@ class FlavorStatus(Schema):
 class QueueStatusOut(Schema):
     flavors: list[FlavorStatus]
     pending_workloads: int
-    admitted_workloads: int
+    reserving_workloads: int = Field(
+        description="holding quota: QuotaReserved (admission checks running), Admitted or Evicting")
+    admitted_workloads: int = Field(description="fully admitted: Admitted or Evicting")
     pending_by_reason: dict[str, int] = Field(description="primary reason code → count")
 
 
@@ -38,7 +40,9 @@ class LocalQueueStatusOut(Schema):
     """Kueue's LocalQueue status counts."""
 
     pending_workloads: int
-    admitted_workloads: int = Field(description="holding quota: Admitted or Evicting")
+    reserving_workloads: int = Field(
+        description="holding quota: QuotaReserved (admission checks running), Admitted or Evicting")
+    admitted_workloads: int = Field(description="fully admitted: Admitted or Evicting")
 
 
 class LocalQueueStatusItem(Schema):

@@ -144,7 +144,8 @@ def _add_status(client: BerthClient, kind: Kind, items: list[Manifest]) -> None:
                  for q in client.get("/api/v1/status/localqueues")["items"]}  # fmt: skip
         for m in items:
             key = (m["metadata"]["namespace"], m["metadata"]["name"])
-            m["status"] = found.get(key, {"pendingWorkloads": 0, "admittedWorkloads": 0})
+            m["status"] = found.get(key, {"pendingWorkloads": 0, "reservingWorkloads": 0,
+                                          "admittedWorkloads": 0})
 
 
 def _with_implicit(client: BerthClient, declared: list[Manifest]) -> list[Manifest]:

@@ -12,7 +12,7 @@ from quota.core.workload import Admission, PodSetAssignment, WorkloadState
 from quota.ledger import lifecycle
 from quota.ledger.reads.queue_cache import QuotaObjectCache, cached_queue_statuses
 from quota.ledger.reads.queues import queue_statuses
-from quota.ledger.reads.status import cluster_queue_counts
+from quota.ledger.reads.status import cluster_queue_counts, local_queue_counts
 from quota.ledger.repository import Ledger
 
 WAITING = {"code": "WaitingForQuota", "message": "no room", "details": {}}
@@ -33,21 +33,27 @@ def test_every_read_counts_pending_and_admitted_work_alike(ledger: Ledger, sessi
         new = ledger.add_workload(workload(name, "team-a"), actor="test")
         verdict = Verdict("WaitingForQuota", (WAITING,))
         lifecycle.set_first_verdict(session, new, verdict, WAITING, workload().created_at)
+    ledger.add_workload(workload("checks", "team-a", state=WorkloadState.QUOTA_RESERVED,
+                                 admission=_held("team-a")), actor="test")
     ledger.add_workload(workload("runs", "team-a", state=WorkloadState.ADMITTED,
                                  admission=_held("team-a")), actor="test")
     ledger.add_workload(workload("saves", "team-b", state=WorkloadState.EVICTING,
                                  admission=_held("team-b")), actor="test")
     ledger.add_workload(workload("done", "team-b", state=WorkloadState.FINISHED), actor="test")
 
-    rest = {s.name: (s.pending, s.admitted, dict(s.pending_by_reason))
+    rest = {s.name: (s.pending, s.reserving, s.admitted, dict(s.pending_by_reason))
             for s in queue_statuses(session)}
-    cached = {s.name: (s.pending, s.admitted, dict(s.pending_by_reason))
+    cached = {s.name: (s.pending, s.reserving, s.admitted, dict(s.pending_by_reason))
               for s in cached_queue_statuses(session, ["team-a", "team-b"], QuotaObjectCache())}
-    kube = {name: (c.pending, c.admitted, dict(c.pending_reasons))
+    kube = {name: (c.pending, c.reserving, c.admitted, dict(c.pending_reasons))
             for name, c in cluster_queue_counts(session).items()}
 
     expected = {
-        "team-a": (3, 1, {"PendingEvaluation": 1, "WaitingForQuota": 2}),
-        "team-b": (0, 1, {}),
+        # A quota reservation waiting for its checks reserves but is not admitted.
+        "team-a": (3, 2, 1, {"PendingEvaluation": 1, "WaitingForQuota": 2}),
+        "team-b": (0, 1, 1, {}),
     }
     assert rest == cached == kube == expected
+    local = {key: (c.pending, c.reserving, c.admitted)
+             for key, c in local_queue_counts(session).items()}
+    assert local == {("team-a", "main"): (3, 2, 1), ("team-b", "main"): (0, 1, 1)}

@@ -117,7 +117,7 @@ def test_get_counts_what_the_loop_admitted_and_who_borrows(server: str, ledger_u
     local = [line.split() for line in ok(berth(server, "get", "lq")).splitlines()]
     assert local[1:] == [["team-a", "main", "team-a", "1", "2"], ["team-b", "main", "team-b", "0", "0"]]
     shown = json.loads(ok(berth(server, "get", "lq", "main", "-n", "team-a", "-o", "json")))
-    assert shown["status"] == {"pendingWorkloads": 1, "admittedWorkloads": 2}
+    assert shown["status"] == {"pendingWorkloads": 1, "reservingWorkloads": 2, "admittedWorkloads": 2}
 
 
 def test_get_workloads_filters_by_name_and_prints_yaml(server: str) -> None:

@@ -30,6 +30,8 @@ async def test_a_reserved_job_stays_suspended_until_its_check_is_ready(
         await cluster.until(lambda: workload_state(sessions, "train")
                             is WorkloadState.QUOTA_RESERVED)
         assert not running(cluster.job("train"))
+        # Kueue's counts: the reservation reserves quota but is not admitted yet.
+        await cluster.until(lambda: _counts(with_crds) == (1, 0))
         with_crds.patch(f"{JOBS}/train", {"spec": {"suspend": False}})  # someone starts it
         await cluster.until(lambda: not running(cluster.job("train")))
         with sessions() as session:
@@ -38,6 +40,16 @@ async def test_a_reserved_job_stays_suspended_until_its_check_is_ready(
                             actor="test")
         await cluster.until(lambda: running(cluster.job("train")))
         assert workload_state(sessions, "train") is WorkloadState.ADMITTED
+        await cluster.until(lambda: _counts(with_crds) == (1, 1))
+
+
+def _counts(kubectl: FakeKubectl) -> tuple[int, int] | None:
+    """``(reservingWorkloads, admittedWorkloads)`` of ClusterQueue team-a and LocalQueue
+    main when both say the same; ``None`` until they do."""
+    found = [kubectl.get(path).get("status") or {} for path in (
+        f"{BERTH}/clusterqueues/team-a", f"{BERTH}/namespaces/{NS}/localqueues/main")]
+    pairs = {(s.get("reservingWorkloads"), s.get("admittedWorkloads")) for s in found}
+    return pairs.pop() if len(pairs) == 1 else None
 
 
 PROVISIONING_CRD = {

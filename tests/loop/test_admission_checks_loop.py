@@ -74,6 +74,27 @@ async def test_a_ready_external_check_admits_the_reservation(
     assert ledgered.events("train")[-3:] == ["QuotaReserved", "CheckChanged", "Admitted"]
 
 
+async def test_queue_status_tells_reserving_from_admitted(
+    ledgered: Ledgered, loop: AdmissionLoop, api: httpx.Client
+) -> None:
+    ledgered.apply(_with_check(pool(("team-a", 8))) + "---" + CHECK)
+    for name in ("checked", "checking"):
+        ledgered.submit(job(name, 4))
+    await loop.begin()
+    await loop.cycle()
+    answered = await _answer(api, "team-a/checked", {"state": "Ready"})
+    assert answered.status_code == 200, answered.text
+    await loop.cycle()
+    assert ledgered.workload("checking")["state"] == "QuotaReserved"
+
+    cluster = (await asyncio.to_thread(api.get, "/api/v1/clusterqueues/team-a")).json()
+    local = (await asyncio.to_thread(api.get, "/api/v1/status/localqueues")).json()
+    # Both hold quota (as Kueue's reservingWorkloads counts); one is admitted.
+    counts = {"pendingWorkloads": 0, "reservingWorkloads": 2, "admittedWorkloads": 1}
+    assert {key: cluster["status"][key] for key in counts} == counts
+    assert [item["status"] for item in local["items"]] == [counts]
+
+
 async def test_retry_releases_the_quota_and_requeues(
     ledgered: Ledgered, loop: AdmissionLoop, api: httpx.Client
 ) -> None:

@@ -56,13 +56,3 @@ def check_counts(session: Session) -> dict[str, dict[tuple[str, str], int]]:
     for queue, check, state, count in rows:
         out.setdefault(queue, {})[(check, state)] = int(count)
     return out
-
-
-@translated
-def reserving_counts(session: Session) -> dict[str, int]:
-    """Per ClusterQueue, the workloads reserving quota while their checks run."""
-    rows = session.execute(
-        text("SELECT cluster_queue, count(*) FROM workloads WHERE state = 'QuotaReserved' "
-             "AND cluster_queue IS NOT NULL GROUP BY 1")
-    ).all()
-    return {queue: int(count) for queue, count in rows}

@@ -21,6 +21,7 @@ from quota.core.tree import FlavorResource
 from quota.core.workload import HOLDS_QUOTA_SQL
 from quota.ledger.errors import translated
 from quota.ledger.reads.queues import (
+    Counts,
     QueueStatus,
     counts_of,
     counts_sql,
@@ -77,8 +78,7 @@ class QuotaObjectCache:
 class _Figures:
     marks: Marks
     usage: dict[str, dict[FlavorResource, int]]
-    by_reason: dict[str, dict[str, int]]
-    admitted: dict[str, int]
+    counts: Counts
 
 
 @translated
@@ -102,7 +102,7 @@ def cached_queue_statuses(
     if not wanted:
         return []
     return statuses_of(
-        pool, objects.cohorts, wanted, figures.usage, figures.by_reason, figures.admitted
+        pool, objects.cohorts, wanted, figures.usage, figures.counts
     )
 
 
@@ -137,5 +137,4 @@ def _figures(session: Session, pool: Sequence[str], wanted: Sequence[str]) -> _F
             usage.setdefault(queue, {})[(key, resource)] = int(amount)
         else:
             counts.append(row)
-    by_reason, admitted = counts_of(counts)
-    return _Figures(_marks(marks), usage, by_reason, admitted)
+    return _Figures(_marks(marks), usage, counts_of(counts))

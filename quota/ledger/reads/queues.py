@@ -17,12 +17,13 @@ from sqlalchemy.orm import Session
 
 from quota.core.model import ClusterQueue, Cohort, ResourceGroup
 from quota.core.tree import FlavorResource, QuotaTree
-from quota.core.workload import HOLDS_QUOTA_SQL
+from quota.core.workload import HOLDS_QUOTA_SQL, WorkloadState
 from quota.ledger.errors import translated
 from quota.ledger.objects import KINDS, read_groups
 
 _QUEUES = KINDS["ClusterQueue"]
 _COHORTS = KINDS["Cohort"]
+_RESERVED = str(WorkloadState.QUOTA_RESERVED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +46,8 @@ class QueueStatus:
     cohort: str | None
     resources: tuple[ResourceFigures, ...]
     pending: int = 0
-    admitted: int = 0  # holding quota: Admitted or Evicting
+    reserving: int = 0  # holding quota: QuotaReserved, Admitted or Evicting
+    admitted: int = 0  # fully admitted: Admitted or Evicting
     pending_by_reason: Mapping[str, int] = field(default_factory=dict)
     spec: ClusterQueue | None = None  # the stored object the figures belong to
 
@@ -58,6 +60,7 @@ class CohortStatus:
     cluster_queues: tuple[str, ...]  # every ClusterQueue below it
     resources: tuple[ResourceFigures, ...]
     pending: int = 0
+    reserving: int = 0
     admitted: int = 0
     pending_by_reason: Mapping[str, int] = field(default_factory=dict)
 
@@ -96,6 +99,7 @@ def cohort_status(session: Session, name: str) -> CohortStatus | None:
         cluster_queues=tuple(members),
         resources=sum_figures([s.resources for s in statuses], own),
         pending=sum(s.pending for s in statuses),
+        reserving=sum(s.reserving for s in statuses),
         admitted=sum(s.admitted for s in statuses),
         pending_by_reason=_sum_counts(s.pending_by_reason for s in statuses),
     )
@@ -202,9 +206,11 @@ def _usage(session: Session, names: Sequence[str]) -> dict[str, dict[FlavorResou
 
 
 def counts_sql(*, named: bool = True) -> str:
-    """The one query of pending and admitted counts per ClusterQueue, as rows
+    """The one query of pending and holding counts per ClusterQueue, as rows
     ``('pending', queue, primary code, NULL, count)`` (a workload not evaluated yet counts
-    as PendingEvaluation) and ``('admitted', queue, NULL, NULL, count)`` (holding quota);
+    as PendingEvaluation), ``('admitted', queue, NULL, NULL, count)`` (holding quota and
+    admitted) and ``('reserving', queue, NULL, NULL, count)`` (holding quota only, its
+    admission checks not all Ready yet);
     for the queues in ``:names``, or every queue when not ``named``. Pending rows carry no
     ClusterQueue: they are reached through their LocalQueues (one index range each) rather
     than through a join the planner would run as a scan. Five columns, so that a read can
@@ -221,9 +227,10 @@ def counts_sql(*, named: bool = True) -> str:
         WHERE w.state = 'Pending' AND w.cluster_queue {listed}
     ) AS p GROUP BY 2, 3
     UNION ALL
-    SELECT 'admitted', cluster_queue, NULL, NULL, count(*)::numeric FROM workloads
+    SELECT CASE WHEN state = '{_RESERVED}' THEN 'reserving' ELSE 'admitted' END,
+        cluster_queue, NULL, NULL, count(*)::numeric FROM workloads
     WHERE state = ANY(CAST(:holding AS text[])) AND cluster_queue {listed}
-    GROUP BY 2
+    GROUP BY 1, 2
     """
 
 
@@ -231,11 +238,10 @@ _COUNTS = {named: text(counts_sql(named=named)) for named in (True, False)}
 
 
 @translated
-def queue_counts(
-    session: Session, names: Sequence[str] | None = None
-) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
-    """Pending counts per ClusterQueue and primary reason, admitted counts per ClusterQueue:
-    of ``names``, or of every ClusterQueue that has workloads when ``None``."""
+def queue_counts(session: Session, names: Sequence[str] | None = None) -> Counts:
+    """Pending counts per ClusterQueue and primary reason, reserving and admitted counts
+    per ClusterQueue: of ``names``, or of every ClusterQueue that has workloads when
+    ``None``."""
     params: dict[str, object] = {"holding": list(HOLDS_QUOTA_SQL)}
     if names is not None:
         params["names"] = list(names)
@@ -243,18 +249,25 @@ def queue_counts(
     return counts_of(rows)
 
 
-def counts_of(
-    rows: Iterable[Sequence[Any]],
-) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
-    """``counts_sql`` rows as (pending per queue and reason, admitted per queue)."""
-    by_reason: dict[str, dict[str, int]] = {}
-    admitted: dict[str, int] = {}
+@dataclass(frozen=True, slots=True)
+class Counts:
+    by_reason: dict[str, dict[str, int]]  # queue -> primary code -> pending
+    reserving: dict[str, int]  # queue -> holding quota (admitted ones included)
+    admitted: dict[str, int]  # queue -> fully admitted
+
+
+def counts_of(rows: Iterable[Sequence[Any]]) -> Counts:
+    """``counts_sql`` rows as pending per queue and reason, reserving and admitted per
+    queue."""
+    out = Counts({}, {}, {})
     for kind, queue, code, _, count in rows:
         if kind == "pending":
-            by_reason.setdefault(queue, {})[code] = int(count)
-        else:
-            admitted[queue] = int(count)
-    return by_reason, admitted
+            out.by_reason.setdefault(queue, {})[code] = int(count)
+            continue
+        out.reserving[queue] = out.reserving.get(queue, 0) + int(count)
+        if kind == "admitted":
+            out.admitted[queue] = int(count)
+    return out
 
 
 # --- arithmetic ------------------------------------------------------------------------
@@ -269,8 +282,7 @@ def _statuses(
     if not wanted:
         return []
     usage = _usage(session, sorted(queues))
-    by_reason, admitted = queue_counts(session, wanted)
-    return statuses_of(queues, cohorts, wanted, usage, by_reason, admitted)
+    return statuses_of(queues, cohorts, wanted, usage, queue_counts(session, wanted))
 
 
 def statuses_of(
@@ -278,11 +290,10 @@ def statuses_of(
     cohorts: Mapping[str, Cohort],
     wanted: Sequence[str],
     usage: Mapping[str, Mapping[FlavorResource, int]],
-    by_reason: Mapping[str, Mapping[str, int]],
-    admitted: Mapping[str, int],
+    counts: Counts,
 ) -> list[QueueStatus]:
     """The status of each ``wanted`` queue from what ``queues`` (its pools) hold now and
-    its pending counts per reason and admitted counts."""
+    its pending counts per reason, reserving and admitted counts."""
     tree = QuotaTree(queues.values(), cohorts)
     for name, held in usage.items():
         if tree.has_queue(name):
@@ -305,14 +316,15 @@ def statuses_of(
                     lent=lent.get((name, fr), 0),
                 )
             )
-        reasons = by_reason.get(name, {})
+        reasons = counts.by_reason.get(name, {})
         out.append(
             QueueStatus(
                 name=name,
                 cohort=queues[name].cohort,
                 resources=tuple(figures),
                 pending=sum(reasons.values()),
-                admitted=admitted.get(name, 0),
+                reserving=counts.reserving.get(name, 0),
+                admitted=counts.admitted.get(name, 0),
                 pending_by_reason=dict(sorted(reasons.items())),
                 spec=queues[name],
             )
