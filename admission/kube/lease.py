@@ -97,6 +97,11 @@ class KubeLease:
         """What this replica last saw of the Lease (``/readyz``, ``GET /api/v1/leader``)."""
         return self._view
 
+    def leads(self) -> bool:
+        """Whether this replica leads now, without asking the API server: it holds the Lease
+        and its last write is younger than the Lease's duration (the loop renews it)."""
+        return self._leading and self.monotonic() - self._renewed_at < self.duration
+
     async def held(self) -> bool:
         """Whether this replica leads; renews the Lease when a renewal is due."""
         if not self._leading:

@@ -19,7 +19,8 @@ the request's conditions:
 Requests of workloads no longer reserving quota or admitted (finished, evicted, deleted)
 are deleted with their PodTemplates. The translation of a request into a check state
 (``verdict_of``) and the objects to create (``request_body``, ``template_bodies``) are
-pure; ``sync`` does the I/O, one pass at a time.
+pure; ``sync`` does the I/O, one pass at a time, on the leader only (``tick``: the replica
+holding the Lease the admission loop runs under), so replicas never race on the requests.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import contextlib
 import copy
 import hashlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
@@ -244,17 +245,25 @@ class _Pending:
 class ProvisioningController:
     """One ``sync`` pass: ensure, read and clean up ProvisioningRequests."""
 
-    def __init__(self, kube: Kube, sessions: SessionScope) -> None:
+    def __init__(self, kube: Kube, sessions: SessionScope, leading: Callable[[], bool]) -> None:
         self.kube = kube
         self.sessions = sessions
+        self.leading = leading  # only the leader asks for capacity and cleans up
 
     async def run(self, period: float) -> None:
         while True:
-            try:
-                await self.sync()
-            except BerthError as exc:  # the API server or the ledger: try again later
-                log.warning("provisioning-request checks: %s", exc)
+            await self.tick()
             await asyncio.sleep(period)
+
+    async def tick(self) -> bool:
+        """One ``sync`` if this replica leads (whether it did); errors are logged."""
+        if not self.leading():
+            return False
+        try:
+            await self.sync()
+        except BerthError as exc:  # the API server or the ledger: try again later
+            log.warning("provisioning-request checks: %s", exc)
+        return True
 
     async def sync(self) -> None:
         found = await asyncio.to_thread(self._read)

@@ -120,17 +120,23 @@ class KubeRuntime:
         self.informers: dict[str, Informer] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._status_due = asyncio.Event()
+        self.lease: KubeLease | None = None  # made by ``leadership``
+        self.provisioning: ProvisioningController | None = None
 
     def leadership(self) -> KubeLease:
-        """Lease-based leadership among Berth's replicas (the loop's ``Leadership``)."""
+        """Lease-based leadership among Berth's replicas (the loop's ``Leadership``); the
+        provisioning controller runs while it leads."""
+        if self.lease is not None:
+            return self.lease
         s = self.settings
-        return KubeLease(
+        self.lease = KubeLease(
             self.kube,
             namespace=lease_namespace(s),
             name=s.lease_name,
             identity=s.identity,
             duration_seconds=s.lease_seconds,
         )
+        return self.lease
 
     def changed(self) -> None:
         """The ledger changed: write queue status soon."""
@@ -150,13 +156,18 @@ class KubeRuntime:
         self._tasks.append(asyncio.create_task(self._write_status(), name="berth-status"))
 
     def start_provisioning(self, sessions: SessionScope) -> None:
-        """The built-in provisioning-request admission check (``admission.kube.provisioning``)."""
-        controller = ProvisioningController(self.kube, sessions)
+        """The built-in provisioning-request admission check (``admission.kube.provisioning``),
+        working while this replica leads (never when it runs no loop: no ``leadership``)."""
+        controller = ProvisioningController(self.kube, sessions, self._leads)
+        self.provisioning = controller
         self._tasks.append(
             asyncio.create_task(
                 controller.run(self.settings.status_seconds), name="berth-provisioning"
             )
         )
+
+    def _leads(self) -> bool:
+        return self.lease is not None and self.lease.leads()
 
     async def _write_status(self) -> None:
         while True:

@@ -89,9 +89,12 @@ class Cluster:
         return self.kubectl.get(f"{JOBS}/{name}")
 
     async def until(self, check: Callable[[], bool], seconds: float = 15) -> None:
-        """Run cycles until ``check`` holds (the watchers catch up in between)."""
+        """Run cycles until ``check`` holds (the watchers catch up in between), renewing the
+        Lease when this replica leads, as the loop's runner does."""
         async with asyncio.timeout(seconds):
             while not check():
+                if self.runtime.lease is not None:
+                    await self.runtime.lease.held()
                 await self.loop.cycle()
                 await asyncio.sleep(0.05)
 
@@ -104,15 +107,19 @@ async def berth(
     *,
     nodes: bool = False,
     taint_nodes: bool = True,
+    leading: bool = True,
 ) -> AsyncIterator[Cluster]:
     """Berth's Kubernetes runtime and loop over the fake API server (``nodes``: watch Nodes
-    and Pods too; ``taint_nodes``: the BERTH_TAINT_NODES setting)."""
+    and Pods too; ``taint_nodes``: the BERTH_TAINT_NODES setting; ``leading``: take the
+    leader Lease first, as serve's runner does before its loop runs)."""
     tree = Settings(kube=ClusterSettings(taint_nodes=taint_nodes))
     settings = kube_settings(tree, host=fake_api.url, nodes=nodes, status_seconds=0.2)
     runtime = await start_kubernetes(settings, sessions, lambda: None)
     try:
         async with asyncio.timeout(10):
             await runtime.wait_synced()
+        if leading:
+            assert await runtime.leadership().acquire(), "the leader Lease was not taken"
         loop = AdmissionLoop(sessions, runtime.actuator)
         await loop.begin()
         yield Cluster(kubectl, runtime, loop)

@@ -166,3 +166,21 @@ async def test_identical_pod_sets_are_asked_for_as_one_pod_template(
             {"podTemplateRef": {"name": "ppt-pair-prov-1-a"}, "count": 2}]
         templates = with_crds.get(f"/api/v1/namespaces/{NS}/podtemplates")["items"]
         assert [t["metadata"]["name"] for t in templates] == ["ppt-pair-prov-1-a"]
+
+
+async def test_only_the_leader_asks_for_capacity(
+    fake_api: FakeApiServer, with_crds: FakeKubectl, sessions: SessionScope
+) -> None:
+    _with_provisioning(with_crds)
+    async with berth(fake_api, with_crds, sessions, leading=False) as follower:
+        with_crds.create(JOBS, job("train", 4))
+        await follower.until(lambda: workload_state(sessions, "train")
+                             is WorkloadState.QUOTA_RESERVED)
+        provisioning = follower.runtime.provisioning
+        assert provisioning is not None
+        assert not await provisioning.tick()  # no Lease: the follower leaves it alone
+        assert not _exists(with_crds, f"{REQUESTS}/train-prov-1")
+
+        assert await follower.runtime.leadership().acquire()  # it becomes the leader
+        assert await provisioning.tick()
+        assert _exists(with_crds, f"{REQUESTS}/train-prov-1")

@@ -86,6 +86,19 @@ async def test_renewal_keeps_the_lease(kube: Kube, kubectl: FakeKubectl) -> None
     assert kubectl.get(LEASE)["spec"]["holderIdentity"] == "a"
 
 
+async def test_a_leader_that_stops_renewing_no_longer_says_it_leads(kube: Kube) -> None:
+    clock = Clock()
+    leader, follower = replica(kube, "a", clock), replica(kube, "b", clock)
+    assert not leader.leads()  # before it has tried
+    assert await leader.acquire() and not await follower.acquire()
+    assert leader.leads() and not follower.leads()
+    clock.now = 14.9  # inside the duration since its last write
+    assert leader.leads()
+    clock.now = 15.0  # a follower may take the Lease now: the old leader must stop
+    assert not leader.leads()
+    assert await leader.held() and leader.leads()  # renewing makes it lead again
+
+
 def lease_failures(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == "admission.kube.lease"]
 
