@@ -3,24 +3,28 @@
 For each workload reserving quota whose ClusterQueue has such a check, Berth asks the
 cluster autoscaler for the capacity, as Kueue does: one ``autoscaling.x-k8s.io/v1``
 ProvisioningRequest per attempt (``{workload}-{check}-{attempt}``), with a PodTemplate per
-pod set (``ppt-{request}-{podSet}``, the Job's pod template with only the check's
-``managedResources`` requested, when it names any), both owned by the Job; the config's
-``podSetMergePolicy`` (``IdenticalPodTemplates``, ``IdenticalWorkloadSchedulingRequirements``)
-merges pod sets into one PodTemplate of their summed count (``merge_pod_sets``). Then it reads
-the request's conditions:
+pod set (``ppt-{request}-{podSet}``), both owned by the workload's own object (found by
+its recorded kind in ``kinds.registry``: a Job, JobSet, Kubeflow or Ray job). Each
+PodTemplate is that pod set's template in the object, with only the check's
+``managedResources`` requested when it names any; the config's ``podSetMergePolicy``
+(``IdenticalPodTemplates``, ``IdenticalWorkloadSchedulingRequirements``) merges pod sets
+into one PodTemplate of their summed count (``merge_pod_sets``). Then it reads the
+request's conditions:
 
-- ``Provisioned``: the Job's pod template gets ``autoscaling.x-k8s.io/consume-provisioning-
-  request`` and ``…/provisioning-class-name`` (so its pods land on the booked capacity) and
-  the check is ``Ready``: the loop admits the workload;
+- ``Provisioned``: every pod template of the object gets ``autoscaling.x-k8s.io/consume-
+  provisioning-request`` and ``…/provisioning-class-name`` (so its pods land on the booked
+  capacity) and the check is ``Ready``: the loop admits the workload;
 - ``Failed``, ``CapacityRevoked``, ``BookingExpired``: the check is ``Retry``; the loop
   releases the quota and requeues it after the ProvisioningRequestConfig's backoff, and past
   ``backoffLimitCount`` retries rejects it.
 
-Requests of workloads no longer reserving quota or admitted (finished, evicted, deleted)
-are deleted with their PodTemplates. The translation of a request into a check state
-(``verdict_of``) and the objects to create (``request_body``, ``template_bodies``) are
-pure; ``sync`` does the I/O, one pass at a time, on the leader only (``tick``: the replica
-holding the Lease the admission loop runs under), so replicas never race on the requests.
+Pod groups and workloads submitted over REST have no such object: their check stays
+``Pending``, saying so. Requests of workloads no longer reserving quota or admitted
+(finished, evicted, deleted) are deleted with their PodTemplates. The translation of a
+request into a check state (``verdict_of``) and the objects to create (``request_body``,
+``template_bodies``) are pure; ``sync`` does the I/O, one pass at a time, on the leader
+only (``tick``: the replica holding the Lease the admission loop runs under), so replicas
+never race on the requests.
 """
 
 from __future__ import annotations
@@ -35,7 +39,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from admission.kube.client import (
-    JOBS,
     POD_TEMPLATES,
     PROVISIONING_REQUESTS,
     Kube,
@@ -43,6 +46,10 @@ from admission.kube.client import (
     ResourceRef,
 )
 from admission.kube.jobs import SessionScope
+from admission.kube.kinds.adapter import Adapter
+from admission.kube.kinds.pod import POD
+from admission.kube.kinds.registry import adapter_of, by_kind
+from admission.kube.templates import template_annotations_patch
 from quota.core.checks import (
     PROVISIONING_CONTROLLER,
     AdmissionCheck,
@@ -101,9 +108,10 @@ def verdict_of(request: Obj) -> Verdict:
     return Verdict(CheckState.PENDING, said or "waiting for the ProvisioningRequest")
 
 
-def _owner(job: Obj) -> list[Obj]:
-    meta = job["metadata"]
-    return [{"apiVersion": "batch/v1", "kind": "Job", "name": meta["name"], "uid": meta["uid"],
+def _owner(obj: Obj) -> list[Obj]:
+    meta = obj["metadata"]
+    return [{"apiVersion": obj.get("apiVersion") or "batch/v1", "kind": obj.get("kind") or "Job",
+             "name": meta["name"], "uid": meta["uid"],
              "controller": True, "blockOwnerDeletion": True}]
 
 
@@ -185,11 +193,20 @@ def _normal(value: object) -> object:
 
 def pod_sets_of(workload: Workload, job: Obj,
                 config: ProvisioningRequestConfig) -> list[MergedPodSet]:
-    """The request's pod sets: the Job's pod template for each admitted pod set, merged by
-    the config's policy (PURE)."""
+    """The request's pod sets: each admitted pod set with its own template in the object
+    (``job``, of any kind in ``kinds.registry``), merged by the config's policy (PURE)."""
     counts = {p.name: p.count for p in workload.admission.pod_sets} if workload.admission else {}
-    return merge_pod_sets([(p.name, job["spec"]["template"], counts.get(p.name, p.count))
-                           for p in workload.pod_sets], config.pod_set_merge_policy)
+    kind = adapter_of(job)
+    shapes = {s.name: s.template.value for s in kind.pod_sets(job)} if kind else {}
+    out = []
+    for pod_set in workload.pod_sets:
+        template = shapes.get(pod_set.name)
+        if not isinstance(template, dict):
+            raise NotFound(f"{job.get('kind') or 'Job'} {workload.namespace}/{workload.name} "
+                           f"has no pod template for pod set {pod_set.name}",
+                           field=f"podSets[{pod_set.name}]")
+        out.append((pod_set.name, template, counts.get(pod_set.name, pod_set.count)))
+    return merge_pod_sets(out, config.pod_set_merge_policy)
 
 
 def template_bodies(workload: Workload, job: Obj, request: str,
@@ -300,7 +317,11 @@ class ProvisioningController:
         try:
             request = await self.kube.get(PROVISIONING_REQUESTS, workload.namespace, name)
         except NotFound:
-            job = await self.kube.get(JOBS, workload.namespace, workload.name)
+            found = await self._object(workload)
+            if found is None:
+                await self._no_object(workload, check)
+                return
+            _, job = found
             for body in template_bodies(workload, job, name, config):
                 await _create(self.kube, POD_TEMPLATES, workload.namespace, body)
             body = request_body(workload, job, name, config)
@@ -310,10 +331,34 @@ class ProvisioningController:
         if verdict.state is CheckState.PENDING and verdict.message == check.message:
             return
         if verdict.state is CheckState.READY:
+            found = await self._object(workload)
+            if found is None:
+                await self._no_object(workload, check)
+                return
+            kind, job = found
             annotations = {CONSUME: name, CLASS: config.provisioning_class_name}
-            patch = {"spec": {"template": {"metadata": {"annotations": annotations}}}}
-            await self.kube.patch(JOBS, workload.namespace, workload.name, patch)
+            patch = template_annotations_patch(job, annotations)
+            if patch is not None:
+                await self.kube.patch(kind.ref, workload.namespace, workload.name, patch)
         await asyncio.to_thread(self._answer, workload, check.name, verdict)
+
+    async def _object(self, workload: Workload) -> tuple[Adapter, Obj] | None:
+        """The workload's own object, found by its recorded kind; None for a kind without
+        pod templates to book capacity for (pod groups, workloads submitted over REST)."""
+        kind = by_kind(workload.kind)
+        if kind is None or kind is POD:
+            return None
+        obj = await self.kube.get(kind.ref, workload.namespace, workload.name)
+        obj.setdefault("apiVersion", kind.api_version)
+        obj.setdefault("kind", kind.kind)
+        return kind, obj
+
+    async def _no_object(self, workload: Workload, check: CheckStatus) -> None:
+        message = (f"Berth books capacity only for a workload object with pod templates; "
+                   f"this one is a {workload.kind}")
+        if check.message != message:
+            await asyncio.to_thread(self._answer, workload, check.name,
+                                    Verdict(CheckState.PENDING, message))
 
     def _answer(self, workload: Workload, check: str, verdict: Verdict) -> None:
         with self.sessions() as session:

@@ -296,6 +296,20 @@ def reason_patch(job: Mapping[str, Any], code: str, message: str) -> Obj | None:
     return {"metadata": {"annotations": {WAIT_REASON: code, WAIT_MESSAGE: message}}}
 
 
+def template_annotations_patch(obj: Mapping[str, Any], wanted: Mapping[str, str]) -> Obj | None:
+    """Put ``wanted`` into the annotations of every pod template of ``obj`` (a
+    provisioning check's booked capacity); ``None`` if all carry them already."""
+    desired = copy.deepcopy(dict(obj))
+    for shape in adapter(obj).pod_sets(obj):
+        template = _walk(desired, shape.path)
+        if isinstance(template, dict):
+            meta = template.get("metadata") or {}
+            template["metadata"] = meta
+            meta["annotations"] = {**(meta.get("annotations") or {}), **wanted}
+    patch = _diff(obj.get("spec") or {}, desired.get("spec") or {})
+    return {"spec": patch} if patch else None
+
+
 def workload_document(obj: Mapping[str, Any]) -> Obj:
     """The object as Berth's workload parser reads it: its own templates, its uid
     remembered.

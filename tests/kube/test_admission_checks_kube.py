@@ -6,16 +6,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from builders import manifests
+from builders import frameworks
 from builders.fakeapi import FakeApiServer, FakeKubectl
 from builders.kube import BERTH, JOBS, NS, berth, job, running, setup_queues, workload_state
 
-from admission.intake.workloads import submit_workload
 from admission.kube.jobs import SessionScope
+from admission.kube.kinds.jobset import JOBSET
 from quota.core.checks import CheckState
 from quota.core.workload import WorkloadState
 from quota.ledger.check_states import set_check_state
-from quota.ledger.repository import Ledger
 
 
 async def test_a_reserved_job_stays_suspended_until_its_check_is_ready(
@@ -136,36 +135,63 @@ async def test_a_failed_request_is_retried_then_rejects_the_workload(
         assert not running(cluster.job("train"))
 
 
-def _two_pod_set_workload(name: str) -> dict[str, object]:
-    pod = {"containers": [{"name": "main", "image": "trainer:1",
-                           "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}
-    return {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "Workload",
-            "metadata": {"name": name, "namespace": NS},
-            "spec": {"queueName": "main", "podSets": [
-                {"name": pod_set, "count": 1, "template": {"spec": pod}}
-                for pod_set in ("a", "b")]}}
-
-
 async def test_identical_pod_sets_are_asked_for_as_one_pod_template(
     fake_api: FakeApiServer, with_crds: FakeKubectl, sessions: SessionScope
 ) -> None:
     _with_provisioning(with_crds)
+    frameworks.install(with_crds)
     with_crds.patch(f"{BERTH}/provisioningrequestconfigs/gpus",
                     {"spec": {"podSetMergePolicy": "IdenticalPodTemplates"}})
     async with berth(fake_api, with_crds, sessions) as cluster:
-        # The object the request is owned by (no queue label: not queued on its own), and
-        # its workload of two pod sets with the Job's one template.
-        with_crds.create(JOBS, manifests.job("pair", 1, namespace=None, queue=None,
-                                             suspend=True, pods=1))
-        with sessions() as session:
-            submit_workload(Ledger(session), _two_pod_set_workload("pair"),
-                            now=datetime.now(UTC), actor="test")
+        # A JobSet of two replicatedJobs of the same template: two pod sets, one each.
+        with_crds.create(frameworks.collection(JOBSET), frameworks.workload(JOBSET, "pair"))
         await cluster.until(lambda: _exists(with_crds, f"{REQUESTS}/pair-prov-1"))
         request = with_crds.get(f"{REQUESTS}/pair-prov-1")
         assert request["spec"]["podSets"] == [
             {"podTemplateRef": {"name": "ppt-pair-prov-1-a"}, "count": 2}]
         templates = with_crds.get(f"/api/v1/namespaces/{NS}/podtemplates")["items"]
         assert [t["metadata"]["name"] for t in templates] == ["ppt-pair-prov-1-a"]
+
+
+def _gpus(kubectl: FakeKubectl, name: str) -> dict[str, str]:
+    template = kubectl.get(f"/api/v1/namespaces/{NS}/podtemplates/{name}")
+    resources = template["template"]["spec"]["containers"][0]["resources"]
+    return dict(resources.get("requests") or resources.get("limits") or {})
+
+
+async def test_a_jobsets_replicated_jobs_are_each_asked_for_and_booked(
+    fake_api: FakeApiServer, with_crds: FakeKubectl, sessions: SessionScope
+) -> None:
+    _with_provisioning(with_crds)
+    frameworks.install(with_crds)
+    jobset = frameworks.workload(JOBSET, "train")
+    # Replicated job b asks for two GPUs: a template of its own.
+    jobset["spec"]["replicatedJobs"][1]["template"]["spec"]["template"] = frameworks.pod_template(2)
+    where = f"{frameworks.collection(JOBSET)}/train"
+    async with berth(fake_api, with_crds, sessions) as cluster:
+        created = with_crds.create(frameworks.collection(JOBSET), jobset)
+        await cluster.until(lambda: _exists(with_crds, f"{REQUESTS}/train-prov-1"))
+        request = with_crds.get(f"{REQUESTS}/train-prov-1")
+        assert request["spec"]["podSets"] == [
+            {"podTemplateRef": {"name": "ppt-train-prov-1-a"}, "count": 1},
+            {"podTemplateRef": {"name": "ppt-train-prov-1-b"}, "count": 1}]
+        assert _gpus(with_crds, "ppt-train-prov-1-a") == {"nvidia.com/gpu": "4"}
+        assert _gpus(with_crds, "ppt-train-prov-1-b") == {"nvidia.com/gpu": "2"}
+        for path in (f"{REQUESTS}/train-prov-1",
+                     f"/api/v1/namespaces/{NS}/podtemplates/ppt-train-prov-1-b"):
+            owner = with_crds.get(path)["metadata"]["ownerReferences"][0]
+            assert (owner["apiVersion"], owner["kind"], owner["name"], owner["uid"]) == (
+                JOBSET.api_version, "JobSet", "train", created["metadata"]["uid"])
+        assert with_crds.get(where)["spec"]["suspend"] is True
+
+        _provisioned(with_crds, "train-prov-1", "Provisioned", "booked")
+        await cluster.until(lambda: with_crds.get(where)["spec"]["suspend"] is False)
+        for job in with_crds.get(where)["spec"]["replicatedJobs"]:
+            annotations = job["template"]["spec"]["template"]["metadata"]["annotations"]
+            assert annotations == {
+                "autoscaling.x-k8s.io/consume-provisioning-request": "train-prov-1",
+                "autoscaling.x-k8s.io/provisioning-class-name":
+                    "check-capacity.autoscaling.x-k8s.io"}, job["name"]
 
 
 async def test_only_the_leader_asks_for_capacity(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from admission.kube.provisioning import merge_pod_sets, object_name, request_name, verdict_of
+from admission.kube.templates import template_annotations_patch
 from quota.core.checks import CheckState
 
 
@@ -86,3 +87,33 @@ def test_pod_sets_merge_by_the_configs_policy(
     merged: list[tuple[str, int]],
 ) -> None:
     assert [(p.name, p.count) for p in merge_pod_sets(pod_sets, policy)] == merged
+
+
+_BOOKED = {"autoscaling.x-k8s.io/consume-provisioning-request": "train-prov-1"}
+
+
+def _pod(**annotations: str) -> dict[str, object]:
+    return {"metadata": {"annotations": annotations}, "spec": {"containers": []}}
+
+
+def _jobset(*pods: dict[str, object]) -> dict[str, object]:
+    jobs = [{"name": f"j{i}", "template": {"spec": {"template": pod}}} for i, pod in enumerate(pods)]
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+            "metadata": {"name": "train"}, "spec": {"replicatedJobs": jobs}}
+
+
+@pytest.mark.parametrize(("obj", "patch"), [
+    pytest.param({"spec": {"template": {"spec": {"containers": []}}}},
+                 {"spec": {"template": {"metadata": {"annotations": _BOOKED}}}},
+                 id="a Job's one template is booked"),
+    pytest.param(_jobset(_pod(team="a"), _pod()),
+                 {"spec": {"replicatedJobs": [
+                     {"name": "j0", "template": {"spec": {"template": _pod(team="a", **_BOOKED)}}},
+                     {"name": "j1", "template": {"spec": {"template": _pod(**_BOOKED)}}}]}},
+                 id="every replicated job of a JobSet is booked, its own annotations kept"),
+    pytest.param(_jobset(_pod(**_BOOKED)), None, id="already booked: nothing to patch"),
+])
+def test_the_booking_goes_into_every_pod_template(
+    obj: dict[str, object], patch: dict[str, object] | None
+) -> None:
+    assert template_annotations_patch(obj, _BOOKED) == patch
