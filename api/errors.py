@@ -14,6 +14,9 @@ from starlette.routing import Match, Route
 
 from quota.core.errors import BerthError, InvalidInput
 
+# FastAPI's detail when a JSON body cannot be decoded at all.
+_UNPARSABLE = "There was an error parsing the body"
+
 
 def install(app: FastAPI) -> None:
     """Register the handlers that turn Berth's errors into the REST error shape."""
@@ -41,6 +44,12 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        if exc.status_code == 400 and exc.detail == _UNPARSABLE:
+            # FastAPI's answer to a JSON body that is not even text (not UTF-8): the same
+            # 422 as any other body that is not the declared JSON, as every route declares.
+            body = {"code": "InvalidRequest", "message": "body: not valid JSON (UTF-8)",
+                    "field": "body"}
+            return JSONResponse({"error": body}, status_code=422)
         # No route for the path (404), or none for the method (405).
         code = HTTPStatus(exc.status_code).phrase.replace(" ", "").replace("-", "")
         body = {"code": code, "message": str(exc.detail)}

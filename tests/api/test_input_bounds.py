@@ -139,6 +139,14 @@ def test_a_lone_surrogate_is_refused_like_nul_naming_the_field(world: httpx.Clie
     assert response.json()["error"]["field"] == "metadata.labels.team"
 
 
+@pytest.mark.parametrize("path", ["/api/v1/nodes/n1/health",
+                                  "/api/v1/workloads/ns/j/admission-checks/capacity"])
+def test_a_json_body_that_is_not_text_is_a_422_naming_the_body(world: httpx.Client, path: str) -> None:
+    response = world.post(path, content=b"\x0b8*\xff", headers=JSON)
+    assert response.status_code == 422, response.text  # FastAPI's own answer is a 400
+    assert response.json()["error"]["code"] in ("InvalidRequest", "InvalidInput")
+
+
 # --- annotations ---------------------------------------------------------------------------
 
 
