@@ -18,10 +18,7 @@ from quota.ledger.repository import Ledger
 def borrowing(session: Session, start: datetime, end: datetime) -> list[Debt]:
     """Borrowed resource-seconds per (cohort, borrower, lender, flavor, resource) in
     [start, end), with the quotas in force now."""
-    ledger = Ledger(session)
-    queues = {q.name: q for q in ledger.list("ClusterQueue") if isinstance(q, ClusterQueue)}
-    cohorts = {c.name: c for c in ledger.list("Cohort") if isinstance(c, Cohort)}
-    members = sorted(name for name, q in queues.items() if q.cohort is not None)
+    queues, cohorts, members = _cohort_members(session)
     if not members:
         return []
     rows = session.execute(
@@ -40,10 +37,7 @@ def borrowing(session: Session, start: datetime, end: datetime) -> list[Debt]:
 def borrowing_now(session: Session) -> list[Lent]:
     """Borrowed milli-units per (cohort, borrower, lender, flavor, resource) now: the usage
     intervals still open, with the quotas in force."""
-    ledger = Ledger(session)
-    queues = {q.name: q for q in ledger.list("ClusterQueue") if isinstance(q, ClusterQueue)}
-    cohorts = {c.name: c for c in ledger.list("Cohort") if isinstance(c, Cohort)}
-    members = sorted(name for name, q in queues.items() if q.cohort is not None)
+    queues, cohorts, members = _cohort_members(session)
     if not members:
         return []
     rows = session.execute(
@@ -55,3 +49,14 @@ def borrowing_now(session: Session) -> list[Lent]:
         {"queues": members},
     ).all()
     return owed_now([Held(r[0], r[1], r[2], int(r[3]), r[4], None) for r in rows], queues, cohorts)
+
+
+def _cohort_members(
+    session: Session,
+) -> tuple[dict[str, ClusterQueue], dict[str, Cohort], list[str]]:
+    """The ClusterQueues and Cohorts in force now, and the queues that sit in a cohort."""
+    ledger = Ledger(session)
+    queues = {q.name: q for q in ledger.list("ClusterQueue") if isinstance(q, ClusterQueue)}
+    cohorts = {c.name: c for c in ledger.list("Cohort") if isinstance(c, Cohort)}
+    members = sorted(name for name, q in queues.items() if q.cohort is not None)
+    return queues, cohorts, members
