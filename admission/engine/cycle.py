@@ -144,7 +144,8 @@ class _Cycle(VictimSearches):
             admitted=tuple(self.admitted),
             evicted=tuple(self.evicted),
             pending=PendingStatuses(self.waiting, self.snapshot.workloads, self.queues,
-                                    self.why.quota, self.snapshot.queue_usage),
+                                    self.why.quota, self.snapshot.queue_usage,
+                                    timestamp=self.snapshot.pods_ready.timestamp),
         )
 
     # --- before admission ----------------------------------------------------------------
@@ -165,6 +166,7 @@ class _Cycle(VictimSearches):
         routes: dict[tuple[str, str], tuple[str | None, bool]] = {}
         classes = self.snapshot.priority_classes
         pending = WorkloadState.PENDING
+        timestamp = self.snapshot.pods_ready.timestamp
         for key, workload in self.snapshot.workloads.items():
             if workload.state is not pending:
                 if is_pending(workload):
@@ -185,7 +187,7 @@ class _Cycle(VictimSearches):
             if not clear or not workload.active or (pc is not None and pc not in classes):
                 self._hold(key, workload)
                 continue
-            found = entry(key, workload)
+            found = entry(key, workload, timestamp)
             if found is None:  # an invalid request
                 self._hold(key, workload)
                 continue
@@ -259,7 +261,7 @@ class _Cycle(VictimSearches):
             # can it help a head no node can hold, and waiting would hold back its queue.
             if not requeued and (outcome.mode is Mode.FIT or not settled) and not (
                     self.capacity is not None and self.why.oversized(cq, workload, shape_id)):
-                actual = cohort_key(self.tree, cq, workload, outcome, key,
+                actual = cohort_key(self.tree, cq, outcome, key,
                                     fair_sharing=self.snapshot.fair_sharing,
                                     memory=self.search.memory.get(cq.name))
                 if actual > key:
