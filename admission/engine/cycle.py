@@ -94,11 +94,12 @@ class _Cycle(VictimSearches):
         self.waiting: dict[str, Waiting] = {}
         # Admitted in this cycle, or chosen as victims: no later search may pick them.
         self.protected: set[str] = set()
-        self.failed = FailedSearches(self.tree)
+        timestamp = snapshot.pods_ready.timestamp
+        self.failed = FailedSearches(self.tree, timestamp)
         # (queue, shape, pool version) -> (priority, victims min-runtime kept) of a failure
         self.held_back: dict[tuple[str, int, int], tuple[int, dict[str, datetime]]] = {}
         # Per (queue, shape, pool version): no partial admission fits, nor by preempting.
-        self.no_partial = FailedSearches(self.tree)
+        self.no_partial = FailedSearches(self.tree, timestamp)
         # Quota kept for workloads needing preemption that found no victims, this cycle.
         self.reservations = Reservations(self.tree)
         # blockAdmission: the admitted workload whose pods are not all Ready yet, if any;
@@ -112,7 +113,8 @@ class _Cycle(VictimSearches):
                              snapshot.fair_sharing, now=now,
                              strategies=snapshot.fair_strategies,
                              min_runtimes=MinRuntimes.of(self.queues,
-                                                         snapshot.priority_classes, now))
+                                                         snapshot.priority_classes, now),
+                             timestamp=timestamp)
         # Most of the snapshot is pending: pick the holders out before sorting them.
         holders = sorted((key, w) for key, w in snapshot.workloads.items()
                          if w.admission is not None and holds_quota(w))

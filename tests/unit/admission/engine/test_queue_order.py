@@ -8,8 +8,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from admission.engine.check_states import reserved
+from admission.engine.preemption import within_allows
 from admission.engine.transitions import admitted, evicted, requeue_due
 from quota.core.checkpoints import CHECKPOINT_GRACE
+from quota.core.model import WithinClusterQueue
 from quota.core.pods_ready import RequeuingTimestamp
 from quota.core.reasons import EvictionReason
 from quota.core.workload import (
@@ -95,3 +97,24 @@ def test_a_timed_out_workload_queues_behind_a_younger_one_only_by_eviction() -> 
 
     assert order(EVICTION) == ["urgent", "younger", "job"]
     assert order(CREATION) == ["urgent", "job", "younger"]
+
+
+@pytest.mark.parametrize(
+    ("timestamp", "allowed"),
+    [
+        pytest.param(EVICTION, False,
+                     id="eviction: the timed-out preemptor is newer than a victim created since"),
+        pytest.param(CREATION, True,
+                     id="creation: the timed-out preemptor is older and may take a newer one"),
+    ],
+)  # fmt: skip
+def test_newer_equal_priority_preemption_compares_queue_times(
+    timestamp: RequeuingTimestamp, allowed: bool
+) -> None:
+    preemptor = lived(("admit", 1), (TIMEOUT, 6))  # created at T0, evicted at minute 6
+    victim = admitted(Workload("ns", "victim", "q", (PodSet("main", 1, {"cpu": 1000}),), at(3)),
+                      HELD, at(3))  # fmt: skip
+
+    newer_equal = WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY
+    assert within_allows(newer_equal, preemptor, victim, timestamp) is allowed
+    assert not within_allows(WithinClusterQueue.LOWER_PRIORITY, preemptor, victim, timestamp)
