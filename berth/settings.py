@@ -320,7 +320,7 @@ SETTINGS: tuple[Setting, ...] = (
       parse_duration, "how long a Ready workload may lack Ready pods; `0s`: not checked",
       default="the timeout"),
     S("BERTH_PODS_READY_REQUEUING_TIMESTAMP", "pods_ready.timestamp", _R + "timestamp",
-      _timestamp, "`Eviction` or `Creation`; read, the queue order stays by creation"),
+      _timestamp, "`Eviction` or `Creation`: the time a PodsReadyTimeout requeue queues by"),
     S("BERTH_PODS_READY_BACKOFF_LIMIT_COUNT", "pods_ready.backoff_limit_count",
       _R + "backoffLimitCount", _whole(0), "requeues before it is deactivated; unset: no limit"),
     S("BERTH_PODS_READY_BACKOFF_BASE_SECONDS", "pods_ready.backoff_base_seconds",

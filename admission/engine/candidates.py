@@ -19,8 +19,9 @@ from datetime import datetime, timedelta
 from admission.engine.workload import Holdings
 from quota.core.checkpoints import lost_since
 from quota.core.model import ClusterQueue, PriorityClass, WithinClusterQueue
+from quota.core.pods_ready import RequeuingTimestamp
 from quota.core.tree import FlavorResource, QuotaTree
-from quota.core.workload import Workload, WorkloadState
+from quota.core.workload import Workload, WorkloadState, queue_time
 
 _NEWER_EQUAL = WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY
 
@@ -149,14 +150,17 @@ class FailedSearches:
     of that shape, which covers every earlier one (a failure is recorded only when none
     covered it)."""
 
-    __slots__ = ("by_shape", "failures", "tree")
+    __slots__ = ("by_shape", "failures", "timestamp", "tree")
 
-    def __init__(self, tree: QuotaTree) -> None:
+    def __init__(self, tree: QuotaTree,
+                 timestamp: RequeuingTimestamp = RequeuingTimestamp.EVICTION) -> None:
         self.tree = tree
-        # key -> (priority, created, amounts) of each failed search
+        # Ages are queue times (``queue_time`` by ``timestamp``), as ``within_allows`` has.
+        self.timestamp = timestamp
+        # key -> (priority, queue time, amounts) of each failed search
         self.failures: dict[tuple[str, object, tuple[FlavorResource, ...]],
                             list[tuple[int, datetime, tuple[int, ...]]]] = {}
-        # (queue, shape id, pool state, part) -> (priority, created) of the last failure;
+        # (queue, shape id, pool state, part) -> (priority, queue time) of the last failure;
         # ``part``: which flavors' slots were searched, when not the whole verdict's.
         self.by_shape: dict[tuple[str, int, object, object], tuple[int, datetime]] = {}
 
@@ -179,11 +183,11 @@ class FailedSearches:
         if by_amount:
             amounts = tuple(usage[fr] for fr in sorted(usage))
             self.failures.setdefault(self._key(cq, usage, stamp), []).append(
-                (workload.priority, workload.created_at, amounts))
+                (workload.priority, queue_time(workload, self.timestamp), amounts))
         if shape is not None:
             state = (cq.name, shape, self._state(cq, stamp if part is not None else None),
                      part)
-            self.by_shape[state] = (workload.priority, workload.created_at)
+            self.by_shape[state] = (workload.priority, queue_time(workload, self.timestamp))
 
     def shape_failed(self, cq: ClusterQueue, workload: Workload, shape: int,
                      part: object = None, stamp: object = None) -> bool:
@@ -191,7 +195,8 @@ class FailedSearches:
         (for ``part``) with every candidate ``workload`` could have."""
         last = self.by_shape.get((cq.name, shape, self._state(cq, stamp), part))
         newer = cq.preemption.within_cluster_queue is _NEWER_EQUAL
-        return last is not None and _covers(last[0], last[1], workload, newer)
+        return last is not None and _covers(last[0], last[1], workload.priority,
+                                            queue_time(workload, self.timestamp), newer)
 
     def known(self, cq: ClusterQueue, workload: Workload,
               usage: Mapping[FlavorResource, int], shape: int | None = None,
@@ -204,21 +209,24 @@ class FailedSearches:
         if not failures:
             return False
         amounts = tuple(usage[fr] for fr in sorted(usage))
-        for priority, created, needed in failures:
-            if not _covers(priority, created, workload, newer):
+        age = queue_time(workload, self.timestamp)
+        for priority, queued, needed in failures:
+            if not _covers(priority, queued, workload.priority, age, newer):
                 continue
             if all(a >= n for a, n in zip(amounts, needed, strict=True)):
                 return True
         return False
 
 
-def _covers(priority: int, created: datetime, workload: Workload, newer: bool) -> bool:
-    """Whether a failed search by a preemptor of ``priority`` created at ``created`` had
-    every candidate ``workload`` could have: it is not of higher priority, nor older at
-    equal priority where LowerOrNewerEqualPriority opens newer equal ones to the older."""
-    if workload.priority > priority:
+def _covers(priority: int, queued: datetime, preemptor: int, age: datetime,
+            newer: bool) -> bool:
+    """Whether a failed search by a preemptor of ``priority`` queued at ``queued`` had every
+    candidate one of priority ``preemptor`` queued at ``age`` could have: it is not of
+    higher priority, nor older at equal priority where LowerOrNewerEqualPriority opens
+    newer equal ones to the older."""
+    if preemptor > priority:
         return False
-    return not (workload.priority == priority and newer and workload.created_at < created)
+    return not (preemptor == priority and newer and age < queued)
 
 
 class MinRuntimes:

@@ -60,7 +60,7 @@ def reserved(workload: Workload, admission: Admission, checks: tuple[str, ...],
              now: datetime) -> Workload:
     """Holding quota by ``admission`` since ``now``, its ``checks`` all Pending."""
     return replace(workload, state=WorkloadState.QUOTA_RESERVED, admission=admission,
-                   admitted_at=now, evicted_at=None, requeue_at=None,
+                   admitted_at=now, evicted_at=None, eviction_reason=None, requeue_at=None,
                    checks=pending_checks(checks, now, workload.checks))  # fmt: skip
 
 

@@ -17,9 +17,9 @@ from admission.engine.queues import Entry
 from admission.engine.verdict import Outcome
 from quota.core.model import ClusterQueue
 from quota.core.tree import FlavorResource, QuotaTree
-from quota.core.workload import Workload, pending_order
+from quota.core.workload import Workload
 
-# (borrowing height, fair share after admission, -priority, creation, key)
+# (borrowing height, fair share after admission, -priority, queue-order time, key)
 CohortKey = tuple[int, int, int, datetime, str]
 
 # A reservation goes before the borrowers of its holder's priority, whenever they came.
@@ -28,14 +28,15 @@ _EARLIEST = datetime.min.replace(tzinfo=UTC)
 
 def optimistic(head: Entry) -> CohortKey:
     """The cohort key a queue's head enters the heap with: as if it did not borrow."""
-    return (0, 0, head.neg_priority, head.created_at, head.key)
+    return (0, 0, head.neg_priority, head.queued_at, head.key)
 
 
-def cohort_key(tree: QuotaTree, cq: ClusterQueue, workload: Workload, outcome: Outcome,
-               queued: CohortKey, *, fair_sharing: bool,
+def cohort_key(tree: QuotaTree, cq: ClusterQueue, outcome: Outcome, queued: CohortKey,
+               *, fair_sharing: bool,
                memory: Mapping[FlavorResource, int] | None = None) -> CohortKey:
-    """Where a head goes once its ``outcome`` is known (``queued``: its key so far);
-    ``memory``: the queue's decayed past usage, for fair sharing with memory."""
+    """Where a head goes once its ``outcome`` is known (``queued``: its key so far, its
+    pending order last); ``memory``: the queue's decayed past usage, for fair sharing
+    with memory."""
     if not outcome.borrows:
         return queued  # (0, 0, ...): the key it was queued with
     share, height = 0, 1
@@ -43,7 +44,7 @@ def cohort_key(tree: QuotaTree, cq: ClusterQueue, workload: Workload, outcome: O
         share = dominant_share(tree, cq.name, cq.fair_sharing_weight, outcome.usage, memory)
     else:
         height = borrowing_height(tree, cq, outcome)
-    return (height, share, *pending_order(workload))
+    return (height, share, *queued[2:])
 
 
 def reservation_key(tree: QuotaTree, cq: ClusterQueue, workload: Workload,

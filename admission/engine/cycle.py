@@ -94,11 +94,12 @@ class _Cycle(VictimSearches):
         self.waiting: dict[str, Waiting] = {}
         # Admitted in this cycle, or chosen as victims: no later search may pick them.
         self.protected: set[str] = set()
-        self.failed = FailedSearches(self.tree)
+        timestamp = snapshot.pods_ready.timestamp
+        self.failed = FailedSearches(self.tree, timestamp)
         # (queue, shape, pool version) -> (priority, victims min-runtime kept) of a failure
         self.held_back: dict[tuple[str, int, int], tuple[int, dict[str, datetime]]] = {}
         # Per (queue, shape, pool version): no partial admission fits, nor by preempting.
-        self.no_partial = FailedSearches(self.tree)
+        self.no_partial = FailedSearches(self.tree, timestamp)
         # Quota kept for workloads needing preemption that found no victims, this cycle.
         self.reservations = Reservations(self.tree)
         # blockAdmission: the admitted workload whose pods are not all Ready yet, if any;
@@ -112,7 +113,8 @@ class _Cycle(VictimSearches):
                              snapshot.fair_sharing, now=now,
                              strategies=snapshot.fair_strategies,
                              min_runtimes=MinRuntimes.of(self.queues,
-                                                         snapshot.priority_classes, now))
+                                                         snapshot.priority_classes, now),
+                             timestamp=timestamp)
         # Most of the snapshot is pending: pick the holders out before sorting them.
         holders = sorted((key, w) for key, w in snapshot.workloads.items()
                          if w.admission is not None and holds_quota(w))
@@ -144,7 +146,8 @@ class _Cycle(VictimSearches):
             admitted=tuple(self.admitted),
             evicted=tuple(self.evicted),
             pending=PendingStatuses(self.waiting, self.snapshot.workloads, self.queues,
-                                    self.why.quota, self.snapshot.queue_usage),
+                                    self.why.quota, self.snapshot.queue_usage,
+                                    timestamp=self.snapshot.pods_ready.timestamp),
         )
 
     # --- before admission ----------------------------------------------------------------
@@ -165,6 +168,7 @@ class _Cycle(VictimSearches):
         routes: dict[tuple[str, str], tuple[str | None, bool]] = {}
         classes = self.snapshot.priority_classes
         pending = WorkloadState.PENDING
+        timestamp = self.snapshot.pods_ready.timestamp
         for key, workload in self.snapshot.workloads.items():
             if workload.state is not pending:
                 if is_pending(workload):
@@ -185,7 +189,7 @@ class _Cycle(VictimSearches):
             if not clear or not workload.active or (pc is not None and pc not in classes):
                 self._hold(key, workload)
                 continue
-            found = entry(key, workload)
+            found = entry(key, workload, timestamp)
             if found is None:  # an invalid request
                 self._hold(key, workload)
                 continue
@@ -259,7 +263,7 @@ class _Cycle(VictimSearches):
             # can it help a head no node can hold, and waiting would hold back its queue.
             if not requeued and (outcome.mode is Mode.FIT or not settled) and not (
                     self.capacity is not None and self.why.oversized(cq, workload, shape_id)):
-                actual = cohort_key(self.tree, cq, workload, outcome, key,
+                actual = cohort_key(self.tree, cq, outcome, key,
                                     fair_sharing=self.snapshot.fair_sharing,
                                     memory=self.search.memory.get(cq.name))
                 if actual > key:

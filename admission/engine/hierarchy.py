@@ -102,7 +102,8 @@ def _own(search: Search, cq: ClusterQueue, preemptor: Workload,
     return [Victim(w, cq.name, PreemptionCause.IN_CLUSTER_QUEUE)
             for key, w in holdings.entries(cq.name)
             if key not in search.protected and _uses(holdings.usage[key], frs)
-            and (w.state is WorkloadState.EVICTING or within_allows(policy, preemptor, w))]
+            and (w.state is WorkloadState.EVICTING
+                 or within_allows(policy, preemptor, w, search.timestamp))]
 
 
 def _uses(usage: Mapping[FlavorResource, int], frs: Sequence[FlavorResource]) -> bool:

@@ -43,9 +43,10 @@ from quota.core.model import (
     ReclaimWithinCohort,
     WithinClusterQueue,
 )
+from quota.core.pods_ready import RequeuingTimestamp
 from quota.core.reasons import PreemptionCause
 from quota.core.tree import FlavorResource, QuotaTree
-from quota.core.workload import Workload, WorkloadState
+from quota.core.workload import Workload, WorkloadState, queue_time
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +85,7 @@ class Search:
     strategies: tuple[PreemptionStrategy, ...] = DEFAULT_STRATEGIES
     memory: dict[str, dict[FlavorResource, int]] = field(default_factory=dict)  # with memory
     min_runtimes: MinRuntimes | None = None  # None: no queue or class sets one
+    timestamp: RequeuingTimestamp = RequeuingTimestamp.EVICTION  # waitForPodsReady's
     # Victims the last search passed over because they are younger than their minimum
     # runtime: key -> when that protection ends (the preemptor's reason says so).
     held_back: dict[str, datetime] = field(default_factory=dict)
@@ -91,13 +93,16 @@ class Search:
     reach_memo: ReachMemo = field(default_factory=dict)
 
 
-def within_allows(policy: WithinClusterQueue, preemptor: Workload, victim: Workload) -> bool:
-    """Whether ``withinClusterQueue`` lets ``preemptor`` evict ``victim`` of its own queue."""
+def within_allows(policy: WithinClusterQueue, preemptor: Workload, victim: Workload,
+                  timestamp: RequeuingTimestamp) -> bool:
+    """Whether ``withinClusterQueue`` lets ``preemptor`` evict ``victim`` of its own queue;
+    "newer" compares queue times (``queue_time``), as Kueue's SatisfiesPreemptionPolicy."""
     if policy is WithinClusterQueue.LOWER_PRIORITY:
         return victim.priority < preemptor.priority
     if policy is WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY:
         return victim.priority < preemptor.priority or (
-            victim.priority == preemptor.priority and victim.created_at > preemptor.created_at
+            victim.priority == preemptor.priority
+            and queue_time(victim, timestamp) > queue_time(preemptor, timestamp)
         )
     return False
 
@@ -248,7 +253,8 @@ def _own_candidates(search: Search, cq: ClusterQueue, preemptor: Workload) -> li
         Victim(w, cq.name, PreemptionCause.IN_CLUSTER_QUEUE)
         for key, w in search.holdings.entries(cq.name)
         if key not in search.protected
-        and (w.state is WorkloadState.EVICTING or within_allows(policy, preemptor, w))
+        and (w.state is WorkloadState.EVICTING
+             or within_allows(policy, preemptor, w, search.timestamp))
     ]
 
 

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from admission.engine.workload import request_problem
+from quota.core.pods_ready import RequeuingTimestamp
 from quota.core.tree import FlavorResource, QuotaTree
 from quota.core.workload import Workload, pending_order
 
@@ -28,7 +29,7 @@ class Entry(NamedTuple):
     so sorting never compares the workload."""
 
     neg_priority: int
-    created_at: datetime
+    queued_at: datetime  # creation, or the last eviction (``quota.core.workload.queue_time``)
     key: str
     workload: Workload
     need: Need  # its least request
@@ -39,8 +40,9 @@ class Entry(NamedTuple):
 _new = tuple.__new__
 
 
-def entry(key: str, workload: Workload) -> Entry | None:
-    """The workload's place in its ClusterQueue's order, with its least request; None
+def entry(key: str, workload: Workload, timestamp: RequeuingTimestamp) -> Entry | None:
+    """The workload's place in its ClusterQueue's order (requeued ones by ``timestamp``:
+    ``waitForPodsReady.requeuingStrategy.timestamp``), with its least request; None
     when its request is invalid (``request_problem`` says why). A single pod set, by far
     the most common, is checked and measured in one pass: this runs for every pending
     workload of every cycle."""
@@ -48,7 +50,8 @@ def entry(key: str, workload: Workload) -> Entry | None:
     if len(pod_sets) != 1:
         if request_problem(workload) is not None:
             return None
-        return _new(Entry, (*pending_order(workload, key), workload, least_need(workload)))
+        order = pending_order(workload, timestamp, key)
+        return _new(Entry, (*order, workload, least_need(workload)))
     pod_set = pod_sets[0]
     count, least = pod_set.count, pod_set.min_count
     if count < 1 or (least is not None and not 1 <= least <= count):
@@ -60,7 +63,7 @@ def entry(key: str, workload: Workload) -> Entry | None:
             need.append((name, amount * pods))
         elif amount < 0:
             return None
-    return _new(Entry, (*pending_order(workload, key), workload, tuple(need)))
+    return _new(Entry, (*pending_order(workload, timestamp, key), workload, tuple(need)))
 
 
 def least_need(workload: Workload) -> Need:

@@ -18,6 +18,7 @@ from datetime import datetime
 from admission.engine import reasons
 from admission.engine.collector import collector_paused
 from admission.engine.types import PendingStatus, Reason
+from quota.core.pods_ready import RequeuingTimestamp
 from quota.core.reasons import WaitReason
 from quota.core.workload import PendingOrder, Workload, WorkloadState, pending_order
 
@@ -65,8 +66,8 @@ class Waiting:
 class PendingStatuses(Mapping[str, PendingStatus]):
     """Workload key -> ``PendingStatus``, built when the first one is read (keys sorted)."""
 
-    __slots__ = ("_built", "_keys", "_least", "_places", "_queues", "_quota", "_used",
-                 "_waiting", "_workloads")
+    __slots__ = ("_built", "_keys", "_least", "_places", "_queues", "_quota", "_timestamp",
+                 "_used", "_waiting", "_workloads")
 
     def __init__(
         self,
@@ -75,7 +76,10 @@ class PendingStatuses(Mapping[str, PendingStatus]):
         queues: Mapping[str, object],
         quota: QuotaReasons,
         queue_usage: Mapping[str, float] | None = None,
+        *,
+        timestamp: RequeuingTimestamp,
     ) -> None:
+        self._timestamp = timestamp  # waitForPodsReady's: how requeued workloads order
         self._used = queue_usage  # admission fair sharing: LocalQueue usage orders first
         self._waiting = waiting
         self._workloads = workloads
@@ -151,7 +155,7 @@ class PendingStatuses(Mapping[str, PendingStatus]):
         by_queue: dict[str, list[PendingOrder]] = {}
         used = self._used  # admission fair sharing's, else every first key is 0
         workloads, queues = self._workloads, self._queues
-        deactivated = WaitReason.DEACTIVATED
+        deactivated, timestamp = WaitReason.DEACTIVATED, self._timestamp
         for key, entry in self._waiting.items():
             cq = entry.cluster_queue
             if cq is None or cq not in queues:
@@ -161,7 +165,7 @@ class PendingStatuses(Mapping[str, PendingStatus]):
             workload = workloads[key]
             if workload.state is WorkloadState.QUOTA_RESERVED:
                 continue  # past the queue: it holds quota and waits for its checks
-            by_queue.setdefault(cq, []).append(pending_order(workload, key))
+            by_queue.setdefault(cq, []).append(pending_order(workload, timestamp, key))
         positions: dict[str, int] = {}
         for cq, order in by_queue.items():
             order.sort()

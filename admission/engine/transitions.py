@@ -45,8 +45,8 @@ def admitted(workload: Workload, admission: Admission, now: datetime) -> Workloa
     """Holding quota by ``admission`` since ``now``; a past eviction's stamp cleared, its
     pods waiting to start (waitForPodsReady)."""
     return replace(workload, state=WorkloadState.ADMITTED, admission=admission,
-                   admitted_at=now, evicted_at=None, readiness=Readiness.WAIT_FOR_START,
-                   readiness_since=now)  # fmt: skip
+                   admitted_at=now, evicted_at=None, eviction_reason=None,
+                   readiness=Readiness.WAIT_FOR_START, readiness_since=now)  # fmt: skip
 
 
 def pods_ready(workload: Workload, ready: bool, now: datetime) -> Workload | None:
@@ -94,14 +94,16 @@ def evicted(
     grace = checkpoint_grace(workload) if reason in GRACEFUL else None
     if grace is not None:
         return Eviction(
-            replace(workload, state=WorkloadState.EVICTING, eviction_count=count, evicted_at=now),
+            replace(workload, state=WorkloadState.EVICTING, eviction_count=count, evicted_at=now,
+                    eviction_reason=str(reason)),
             grace,
         )
     state = (
         WorkloadState.DEACTIVATED if reason == EvictionReason.DEACTIVATED else WorkloadState.PENDING
     )
     return Eviction(replace(workload, state=state, admission=None, admitted_at=None,
-                            eviction_count=count, evicted_at=now))  # fmt: skip
+                            eviction_count=count, evicted_at=now,
+                            eviction_reason=str(reason)))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

@@ -286,7 +286,7 @@ class AdmissionLoop:
                 )
             elif workload.state is WorkloadState.EVICTING:
                 # Still running to its checkpoint: ask again (idempotent), never suspend.
-                requested = record.evicted_at or self.clock()
+                requested = workload.evicted_at or self.clock()
                 grace = checkpoint_grace(workload) or timedelta(0)
                 actions.append(Actuation(key, workload.kind, CHECKPOINT, requested_at=requested,
                                          deadline=requested + grace))

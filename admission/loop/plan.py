@@ -166,7 +166,7 @@ def plan_requeues(records: Mapping[str, WorkloadRecord], now: datetime) -> Cycle
             event = Event("Requeued", requeue.why, {"checkpointedAt": saved.isoformat()})
         else:
             event = Event("Requeued", requeue.why, {"grace": str(requeue.grace)})
-        why = record.eviction_reason or str(EvictionReason.PREEMPTED)
+        why = workload.eviction_reason or str(EvictionReason.PREEMPTED)
         _transition(plan, record, requeue.workload, now, (event,), releases=True,
                     end_reason=why, lost_from=saved)
         message = f"{key} evicted: {why}, {event.reason}; suspended until admitted again"
@@ -308,14 +308,7 @@ def _transition(
         )
     )
     # Built directly, not with replace(): this runs once per decision, thousands per cycle.
-    plan.records[workload.key] = WorkloadRecord(
-        record.id,
-        record.version + 1,
-        moved,
-        NO_VERDICT,
-        moved.evicted_at,
-        end_reason if evicts else (None if admits else record.eviction_reason),
-    )
+    plan.records[workload.key] = WorkloadRecord(record.id, record.version + 1, moved, NO_VERDICT)
 
 
 def _requeue_state(before: Workload, after: Workload) -> tuple[int, datetime | None] | None:

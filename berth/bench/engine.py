@@ -255,10 +255,11 @@ def floor_seconds(snapshot: Snapshot) -> float:
         gc.collect()
         start = time.process_time()
         queues: dict[tuple[str, str], list[PendingOrder]] = {}
+        timestamp = snapshot.pods_ready.timestamp
         for key, workload in snapshot.workloads.items():
             if workload.admission is None:
                 queues.setdefault((workload.namespace, workload.queue_name), []).append(
-                    pending_order(workload, key))
+                    pending_order(workload, timestamp, key))
         for entries in queues.values():
             entries.sort()
         best = min(best, time.process_time() - start)

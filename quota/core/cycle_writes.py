@@ -36,8 +36,6 @@ class WorkloadRecord:
     version: int
     workload: Workload
     verdict: Verdict = NO_VERDICT
-    evicted_at: datetime | None = None
-    eviction_reason: str | None = None  # why it was last evicted (an EvictionReason)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,9 @@ random jitter of at most 0.01% to each backoff; Berth leaves it out so that a sc
 the ledger say the same instant. Past ``backoff_limit_count`` requeues it is deactivated.
 
 The defaults are Kueue's v1beta1 ones: disabled, timeout 5m, recovery timeout = timeout,
-backoff base 60s, max 3600s, no limit. ``timestamp`` is read and kept (``Eviction`` or
-``Creation``); Berth orders a requeued workload by its creation time in either case.
+backoff base 60s, max 3600s, no limit. ``timestamp`` (``Eviction``, the default, or
+``Creation``) says when a workload requeued after PodsReadyTimeout queues from
+(``queued_by_eviction``; the order itself is ``quota.core.workload.pending_order``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+
+from quota.core.reasons import EvictionReason
 
 # Why Berth deactivated a workload itself (Kueue's condition reason for the same).
 REQUEUING_LIMIT_EXCEEDED = "WorkloadRequeuingLimitExceeded"
@@ -34,6 +37,25 @@ class Readiness(StrEnum):
 class RequeuingTimestamp(StrEnum):
     EVICTION = "Eviction"
     CREATION = "Creation"
+
+
+# The eviction reasons after which a pending workload queues from its last eviction rather
+# than its creation, as Kueue's ``Ordering.GetQueueOrderTimestamp`` has it: PodsReadyTimeout
+# when ``timestamp`` is Eviction; an admission check's Retry whatever it is. Any other
+# eviction (preemption, node failure, a stopped queue, deactivation) keeps the creation
+# time: Kueue's one other case, a preemption for InCohortReclaimWhileBorrowing, applies
+# only with its PrioritySortingWithinCohort feature off (on by default; Berth has no off).
+_BY_EVICTION: dict[RequeuingTimestamp, frozenset[str]] = {
+    RequeuingTimestamp.EVICTION: frozenset(
+        {str(EvictionReason.PODS_READY_TIMEOUT), str(EvictionReason.ADMISSION_CHECK)}
+    ),
+    RequeuingTimestamp.CREATION: frozenset({str(EvictionReason.ADMISSION_CHECK)}),
+}
+
+
+def queued_by_eviction(timestamp: RequeuingTimestamp) -> frozenset[str]:
+    """The eviction reasons whose eviction time a requeued workload queues from."""
+    return _BY_EVICTION[timestamp]
 
 
 @dataclass(frozen=True, slots=True)

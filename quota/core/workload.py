@@ -13,7 +13,7 @@ from enum import StrEnum
 
 from quota.core.checks import CheckStatus
 from quota.core.model import SelectorRequirement, Toleration
-from quota.core.pods_ready import Readiness
+from quota.core.pods_ready import Readiness, RequeuingTimestamp, queued_by_eviction
 
 
 class WorkloadState(StrEnum):
@@ -121,7 +121,10 @@ class Workload:
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
     kind: str = "Job"  # Job | Workload: the object it came from
-    evicted_at: datetime | None = None  # Evicting: when it was asked to checkpoint
+    # Its last eviction since it last held quota: when (an Evicting victim was asked to
+    # checkpoint then) and why (an EvictionReason); both cleared when it is admitted again.
+    evicted_at: datetime | None = None
+    eviction_reason: str | None = None
     # waitForPodsReady: its pods' readiness while admitted, and since when; how often it
     # was requeued after PodsReadyTimeout and when its backoff ends (or an admission check's
     # Retry backoff); why Berth itself deactivated it (None: an admin did, or it is active).
@@ -140,14 +143,29 @@ class Workload:
     # What a decision does to a workload is ``admission.engine.transitions``.
 
 
-# A place in a ClusterQueue's pending order: (-priority, creation time, key).
+# A place in a ClusterQueue's pending order: (-priority, queue-order time, key).
 PendingOrder = tuple[int, datetime, str]
 
 
-def pending_order(workload: Workload, key: str | None = None) -> PendingOrder:
-    """The pending order (smaller goes first): higher priority, then older, then the key
-    ``namespace/name`` as Python compares strings (by code point). The one definition:
-    the engine's queues, positions and cohort heads sort by it, and the ledger's
-    ``pending_order_by`` is its SQL. ``key``: the workload's key when the caller has it
-    (formatting it costs, once per pending workload per cycle)."""
-    return (-workload.priority, workload.created_at, workload.key if key is None else key)
+def queue_time(workload: Workload, timestamp: RequeuingTimestamp) -> datetime:
+    """When ``workload`` queues from (Kueue's queue-order timestamp): its last eviction
+    when that was for a reason ``queued_by_eviction(timestamp)`` names, else its
+    creation. ``timestamp``: ``waitForPodsReady.requeuingStrategy.timestamp``."""
+    evicted = workload.evicted_at
+    if evicted is None or workload.eviction_reason not in queued_by_eviction(timestamp):
+        return workload.created_at
+    return evicted
+
+
+def pending_order(
+    workload: Workload, timestamp: RequeuingTimestamp, key: str | None = None
+) -> PendingOrder:
+    """The pending order (smaller goes first): higher priority, then earlier queue time
+    (``queue_time``), then the key ``namespace/name`` as Python compares strings (by
+    code point). The one definition: the engine's queues, positions and cohort heads sort
+    by it, and the ledger's ``pending_order_by`` is its SQL. ``key``: the workload's key
+    when the caller has it (formatting it costs, once per pending workload per cycle)."""
+    at = workload.created_at
+    if workload.evicted_at is not None:  # rare: most pending workloads were never evicted
+        at = queue_time(workload, timestamp)
+    return (-workload.priority, at, workload.key if key is None else key)

@@ -38,10 +38,7 @@ def _record(row: Mapping[Any, Any]) -> WorkloadRecord:
     verdict = Verdict(
         row["reason_code"], tuple(row["reasons"]), tuple(row["hints"]), row["queue_position"]
     )
-    return WorkloadRecord(
-        row["id"], row["version"], from_workload_row(row), verdict, row["evicted_at"],
-        row["eviction_reason"],
-    )
+    return WorkloadRecord(row["id"], row["version"], from_workload_row(row), verdict)
 
 
 @translated

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from quota.core.errors import Conflict, InvalidInput, NotFound, Problem
 from quota.core.model import ClusterQueue, Cohort, Node, NodeHealth, ResourceGroup
+from quota.core.pods_ready import RequeuingTimestamp
 from quota.core.workload import Workload, WorkloadState
 from quota.ledger.audit import AuditEntry, write_audit
 from quota.ledger.errors import translated
@@ -205,8 +206,10 @@ class Ledger:
         *,
         namespace: str | None = None,
         cluster_queue: str | None = None,
+        timestamp: RequeuingTimestamp = RequeuingTimestamp.EVICTION,
     ) -> builtins.list[Workload]:
-        """Workloads in ``states`` (all when ``None``), in pending order (``pending_order``)."""
+        """Workloads in ``states`` (all when ``None``), in pending order (``pending_order``,
+        requeued ones by ``timestamp``: waitForPodsReady's, Kueue's default Eviction)."""
         query = select(WORKLOADS)
         if states is not None:
             query = query.where(WORKLOADS.c.state.in_([str(s) for s in states]))
@@ -214,7 +217,7 @@ class Ledger:
             query = query.where(WORKLOADS.c.namespace == namespace)
         if cluster_queue is not None:
             query = query.where(WORKLOADS.c.cluster_queue == cluster_queue)
-        query = query.order_by(*pending_order_by())
+        query = query.order_by(*pending_order_by(timestamp))
         return [from_workload_row(row) for row in self.session.execute(query).mappings()]
 
     @translated

@@ -317,7 +317,9 @@ class WorkloadRow(Base):
     state: Mapped[str]
     active: Mapped[bool]
     admission: Mapped[dict[str, Any] | None]
-    created_at: Mapped[datetime]  # the workload's own creation time: FIFO order
+    # The workload's own creation time: FIFO order, unless its last eviction counts
+    # instead (``pending_order_by``).
+    created_at: Mapped[datetime]
     admitted_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
     eviction_count: Mapped[int] = mapped_column(Integer)
@@ -333,9 +335,11 @@ class WorkloadRow(Base):
     evaluated_at: Mapped[datetime | None]
     version: Mapped[int] = mapped_column(Integer, server_default=text("1"))
     updated_at: Mapped[datetime] = mapped_column(server_default=func.now())
-    # When a checkpointing victim was told to stop: its grace runs from here.
+    # When it was last evicted (NULL once admitted again): a checkpointing victim's grace
+    # runs from here, and a requeued workload may queue from it (``pending_order_by``).
     evicted_at: Mapped[datetime | None]
-    # Why it was last evicted: a checkpointing victim's usage is closed with it later.
+    # Why it was last evicted: a checkpointing victim's usage is closed with it later, and
+    # it says whether ``evicted_at`` orders the queue.
     eviction_reason: Mapped[str | None]
     # waitForPodsReady: its pods' readiness while admitted (quota.core.pods_ready.Readiness)
     # and since when; requeues after PodsReadyTimeout and when the backoff ends (also the

@@ -7,12 +7,12 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, RowMapping, Select, func, select, text, tuple_
+from sqlalchemy import ColumnElement, RowMapping, Select, and_, case, func, select, text, tuple_
 from sqlalchemy.orm import Session
 
 from quota.core.cycle_writes import Verdict
 from quota.core.errors import Conflict, InvalidInput, Problem
-from quota.core.pods_ready import Readiness
+from quota.core.pods_ready import Readiness, RequeuingTimestamp, queued_by_eviction
 from quota.core.workload import Admission, PodSet, Workload, WorkloadState
 from quota.ledger import codec
 from quota.ledger.audit import AuditEntry, write_audit
@@ -25,13 +25,18 @@ from quota.ledger.schema import WorkloadRow
 WORKLOADS = table_of(WorkloadRow)
 
 
-def pending_order_by() -> tuple[ColumnElement[Any], ...]:
+def pending_order_by(timestamp: RequeuingTimestamp) -> tuple[ColumnElement[Any], ...]:
     """``ORDER BY`` for ``quota.core.workload.pending_order``, tie-breaks included: priority
-    descending, creation time, then the key ``namespace || '/' || name`` in collation "C"
-    (by code point, as Python compares strings: the database's own collation may ignore
-    punctuation, and ``(namespace, name)`` or the row id would break ties differently)."""
-    key = (WORKLOADS.c.namespace + "/" + WORKLOADS.c.name).collate("C")
-    return (WORKLOADS.c.priority.desc(), WORKLOADS.c.created_at, key)
+    descending, queue time (``queue_time``: the last eviction for a reason
+    ``queued_by_eviction(timestamp)`` names, kept until admitted again, else creation), then
+    the key ``namespace || '/' || name`` in collation "C" (by code point, as Python compares
+    strings: the database's own collation may ignore punctuation, and ``(namespace, name)``
+    or the row id would break ties differently)."""
+    w = WORKLOADS.c
+    requeued = and_(w.evicted_at.is_not(None),
+                    w.eviction_reason.in_(sorted(queued_by_eviction(timestamp))))
+    key = (w.namespace + "/" + w.name).collate("C")
+    return (w.priority.desc(), case((requeued, w.evicted_at), else_=w.created_at), key)
 
 
 def _aware(value: datetime | None, field: str) -> datetime | None:
@@ -79,6 +84,7 @@ def from_workload_row(row: Mapping[Any, Any]) -> Workload:
         admitted_at=row["admitted_at"],
         eviction_count=row["eviction_count"],
         evicted_at=row.get("evicted_at"),
+        eviction_reason=row.get("eviction_reason"),
         readiness=Readiness(row.get("readiness") or Readiness.WAIT_FOR_START),
         readiness_since=row.get("readiness_since"),
         requeue_count=row.get("requeue_count") or 0,

@@ -11,9 +11,11 @@ from builders.ledger import T0, workload
 from sqlalchemy.orm import Session
 
 from quota.core.errors import Conflict, InvalidInput
+from quota.core.pods_ready import RequeuingTimestamp
 from quota.core.workload import Admission, PodSetAssignment, WorkloadState, pending_order
 from quota.ledger.repository import Ledger
 
+EVICTION, CREATION = RequeuingTimestamp.EVICTION, RequeuingTimestamp.CREATION
 ADMISSION = Admission("team-a", (PodSetAssignment("main", 2, {"cpu": "default"}, {"cpu": 1000}),))
 
 
@@ -140,9 +142,44 @@ def test_sql_pending_order_is_the_core_order_tie_breaks_included(ledger: Ledger)
 
     listed = [w.key for w in ledger.list_workloads(states=[WorkloadState.PENDING])]
 
-    assert listed == [w.key for w in sorted(added, key=pending_order)]
+    assert listed == [w.key for w in sorted(added, key=lambda w: pending_order(w, EVICTION))]
     assert listed[1:8] != sorted(listed[1:8], key=lambda key: tuple(key.split("/")))
     assert listed[1:8] != [w.key for w in added[:7]]
+
+
+# (name, created minute, last eviction (minute, reason) or None): stored as the loop
+# stores them, in the evicted_at and eviction_reason columns.
+EVICTED = [("fresh", 2, None), ("timed-out", 0, (5, "PodsReadyTimeout")),
+           ("retried", 1, (4, "AdmissionCheck")), ("preempted", 0, (1, "Preempted")),
+           ("late", 3, None)]
+
+
+@pytest.mark.parametrize(
+    ("timestamp", "expected"),
+    [
+        pytest.param(EVICTION, ["preempted", "fresh", "late", "retried", "timed-out"],
+                     id="eviction: a timeout and a check's Retry queue from their eviction"),
+        pytest.param(CREATION, ["preempted", "timed-out", "fresh", "late", "retried"],
+                     id="creation: only a check's Retry queues from its eviction"),
+    ],
+)  # fmt: skip
+def test_sql_pending_order_follows_the_requeuing_timestamp_as_the_core_does(
+    ledger: Ledger, session: Session, timestamp: RequeuingTimestamp, expected: list[str]
+) -> None:
+    for name, created, eviction in EVICTED:
+        ledger.add_workload(workload(name, created_at=T0 + timedelta(minutes=created)),
+                            actor="api")  # fmt: skip
+        if eviction is not None:
+            session.execute(
+                sa.text("UPDATE workloads SET evicted_at = :at, eviction_reason = :why, "
+                        "eviction_count = 1 WHERE name = :name"),
+                {"at": T0 + timedelta(minutes=eviction[0]), "why": eviction[1], "name": name},
+            )  # fmt: skip
+
+    listed = ledger.list_workloads(states=[WorkloadState.PENDING], timestamp=timestamp)
+
+    assert [w.name for w in listed] == expected
+    assert listed == sorted(listed, key=lambda w: pending_order(w, timestamp))
 
 
 def test_times_in_any_zone_read_back_as_the_same_instant(ledger: Ledger) -> None:

@@ -14,6 +14,7 @@ from admission.engine.flavors import Assigner, Mode, partial_plan
 from admission.engine.queues import caps, entry, least_need
 from admission.engine.workload import request_problem
 from quota.core.model import ClusterQueue
+from quota.core.pods_ready import RequeuingTimestamp
 from quota.core.tree import QuotaTree
 from quota.core.workload import PodSet, Workload
 
@@ -56,7 +57,7 @@ def test_entry_refuses_exactly_the_invalid_requests(pod_sets: list[PodSet]) -> N
     # The one-pass check of a single pod set must agree with request_problem, and the
     # need it measures with least_need; multi-pod-set workloads take the general path.
     workload = Workload("a", "w", "lq", tuple(pod_sets), created_at=T0, priority=3)
-    found = entry(workload.key, workload)
+    found = entry(workload.key, workload, RequeuingTimestamp.EVICTION)
     if request_problem(workload) is not None:
         assert found is None
     else:

@@ -29,8 +29,8 @@ def record(*, state: WorkloadState = WorkloadState.ADMITTED, grace: str | None =
     admission = Admission("team", (PodSetAssignment("main", 1, {GPU: "h100"}, {GPU: 4000}),))
     workload = Workload("ns", "train", "q", (PodSet("main", 1, {GPU: 4000}),), T0,
                         state=state, admission=admission, admitted_at=T0, annotations=notes,
-                        evicted_at=evicted_at)
-    return WorkloadRecord(1, 3, workload, evicted_at=evicted_at, eviction_reason=why)
+                        evicted_at=evicted_at, eviction_reason=why)
+    return WorkloadRecord(1, 3, workload)
 
 
 def evict(rec: WorkloadRecord, reason: str, now: datetime) -> CyclePlan:
@@ -49,7 +49,7 @@ def test_a_victim_with_a_grace_is_asked_to_checkpoint_and_keeps_its_quota(reason
     (action,) = plan.actions
     assert (action.action, action.requested_at, action.deadline) == (
         CHECKPOINT, T0 + 30 * MIN, T0 + 40 * MIN)
-    assert plan.records["ns/train"].eviction_reason == reason
+    assert plan.records["ns/train"].workload.eviction_reason == reason
 
 
 @pytest.mark.parametrize(
