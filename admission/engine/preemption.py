@@ -171,6 +171,8 @@ def find_victims(
         passes = (True, False)
     for borrow in passes:
         pool = free + own if borrow else free + unborrowed + own
+        if _hopeless(search, plan, pool, borrow=borrow):
+            continue
         found = _minimal(search, plan, _ordered(search, plan, pool), borrow=borrow)
         if found is not None:
             return found
@@ -284,6 +286,44 @@ def _borrows_needed(search: Search, victim: Victim, plan: Wanted) -> bool:
     return any(
         search.tree.borrowed(victim.cluster_queue, fr) > 0 for fr in plan.usage if fr in usage
     )
+
+
+def _hopeless(search: Search, plan: Wanted, candidates: Sequence[Victim], *,
+              borrow: bool) -> bool:
+    """Whether the preemptor does not fit even with every candidate ``_minimal`` could
+    take removed at once: then no order of them finds a set, and the sort is not paid
+    for. Only where the answer is order-free: quota alone (no placement), every
+    candidate allowed, no minimum runtime (whose held-back victims a reason lists).
+    ``_minimal`` takes a candidate holding a needed slot, of another queue only if that
+    queue borrows such a slot; removing others only lowers what a queue borrows, so one
+    not takeable now never is. The removals are summed per queue (usage is a function of
+    each queue's total, whatever the order)."""
+    if plan.placeable is not None or search.min_runtimes is not None:
+        return False
+    tree, usage, needed, own = search.tree, search.holdings.usage, plan.usage, plan.cluster_queue
+    borrowed: dict[str, tuple[FlavorResource, ...]] = {}  # per other queue: needed slots it borrows
+    freed: dict[str, dict[FlavorResource, int]] = {}
+    for victim in candidates:
+        held, queue = usage[victim.workload.key], victim.cluster_queue
+        slots: Iterable[FlavorResource] = needed
+        if queue != own and not victim.evicting:
+            slots = borrowed.get(queue)  # type: ignore[assignment]
+            if slots is None:
+                slots = borrowed[queue] = tuple(fr for fr in needed
+                                                if tree.borrowed(queue, fr) > 0)
+        if not any(fr in held for fr in slots):
+            continue
+        total = freed.setdefault(queue, {})
+        for fr in needed:
+            total[fr] = total.get(fr, 0) + held.get(fr, 0)
+    if not freed:
+        return True
+    for queue, amounts in freed.items():
+        tree.remove(queue, amounts)
+    fits = _fits(search, plan, (), borrow=borrow)
+    for queue, amounts in freed.items():
+        tree.add(queue, amounts)
+    return not fits
 
 
 def _minimal(
