@@ -318,11 +318,13 @@ def _hopeless(search: Search, plan: Wanted, candidates: Sequence[Victim], *,
             total[fr] = total.get(fr, 0) + held.get(fr, 0)
     if not freed:
         return True
+    mark = tree.mark(own)
     for queue, amounts in freed.items():
         tree.remove(queue, amounts)
     fits = _fits(search, plan, (), borrow=borrow)
     for queue, amounts in freed.items():
         tree.add(queue, amounts)
+    tree.restore(mark)
     return not fits
 
 
@@ -338,6 +340,7 @@ def _minimal(
     needed = plan.usage
     removed: list[Victim] = []
     found = False
+    mark = tree.mark(plan.cluster_queue)  # every victim is put back: so are the versions
     for victim in candidates:
         usage = holdings.usage[victim.workload.key]
         if not any(fr in usage for fr in needed):
@@ -369,6 +372,7 @@ def _minimal(
         removed = kept
     for victim in removed:
         tree.add(victim.cluster_queue, holdings.usage[victim.workload.key])
+    tree.restore(mark)
     return tuple(removed) if found else None
 
 
