@@ -142,9 +142,9 @@ def find_victims(
             needed[fr] > tree.nominal(name, fr) for fr in short):
         return None  # it would borrow what it is short of: it may not preempt for that
     under = all(tree.usage(name, fr) < tree.nominal(name, fr) for fr in short)
-    own = _own_candidates(search, cq, preemptor)
-    own_held = {fr: sum(search.holdings.usage[v.workload.key].get(fr, 0) for v in own)
-                for fr in needed}
+    mine = _own_holders(search, cq, preemptor)  # Victims are built only if a search runs
+    held = [search.holdings.usage[key] for key, _ in mine]
+    own_held = {fr: sum(usage.get(fr, 0) for usage in held) for fr in needed}
     # Without room to get within nominal by evicting its own work, no pass that must fit
     # without borrowing can succeed: the other queues' holders open to such a pass only
     # are not listed, nor counted in the bound.
@@ -153,6 +153,7 @@ def find_victims(
     if _unreachable(search, cq, preemptor, plan, own_held, available,
                     unborrowed=unborrowed_open, borrowing=may_borrow):
         return None
+    own = [Victim(w, name, PreemptionCause.IN_CLUSTER_QUEUE) for _, w in mine]
     others = cohort_holders(tree, search.holdings, search.protected, cq.name, list(needed),
                             evicting_only=not (fair or unborrowed_open or may_borrow))
     if fair:
@@ -244,10 +245,12 @@ def _own_room(tree: QuotaTree, cq: ClusterQueue, plan: Wanted,
                for fr, amount in plan.usage.items())
 
 
-def _own_candidates(search: Search, cq: ClusterQueue, preemptor: Workload) -> list[Victim]:
+def _own_holders(search: Search, cq: ClusterQueue,
+                 preemptor: Workload) -> list[tuple[str, Workload]]:
+    """The own queue's holders ``withinClusterQueue`` lets ``preemptor`` take, by key."""
     policy = cq.preemption.within_cluster_queue
     return [
-        Victim(w, cq.name, PreemptionCause.IN_CLUSTER_QUEUE)
+        (key, w)
         for key, w in search.holdings.entries(cq.name)
         if key not in search.protected
         and (w.state is WorkloadState.EVICTING or within_allows(policy, preemptor, w))

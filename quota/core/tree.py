@@ -114,6 +114,8 @@ class QuotaTree:
             while top.parent is not None:
                 top = top.parent
             self._root_of[name] = top
+        self._root_name = {name: ("cohort:" if not top.is_queue else "queue:") + top.name
+                           for name, top in self._root_of.items()}
         # Bumped on every usage change inside a root pool: lets callers cache by state.
         # Every version is a fresh value of one clock, so none is ever given to two
         # states: ``restore`` may hand a trial's pool back the versions it had before.
@@ -162,8 +164,7 @@ class QuotaTree:
 
     def root(self, cq: str) -> str:
         """A stable name for the independent quota pool the ClusterQueue belongs to."""
-        node = self._root_of[cq]
-        return ("cohort:" if not node.is_queue else "queue:") + node.name
+        return self._root_name[cq]
 
     def version(self, cq: str) -> int:
         """A counter of usage changes in the ClusterQueue's pool (equal: nothing changed)."""
