@@ -259,7 +259,18 @@ class QuotaTree:
     def measure(self, cq: str, fr: FlavorResource) -> tuple[int, int, int, int]:
         """``(available, potential, usage, nominal)`` in one call, for flavor assignment."""
         node = self._queues[cq]
-        return (self.available(cq, fr), self.potential(cq, fr), node.usage.get(fr, 0),
+        # ``available`` and ``potential`` from their caches inline: the hottest read.
+        key = (cq, fr)
+        cached = self._available.get(key)
+        if cached is not None and cached[0] == self._slot_versions.get(
+                (id(self._root_of[cq]), fr), 0):
+            available = cached[1]
+        else:
+            available = self.available(cq, fr)
+        potential = self._potential.get(key)
+        if potential is None:
+            potential = self.potential(cq, fr)
+        return (available, potential, node.usage.get(fr, 0),
                 node.limits.get(fr, _NO_LIMITS).nominal)
 
     def potential(self, cq: str, fr: FlavorResource) -> int:
