@@ -204,11 +204,18 @@ class FailedSearches:
         """Whether an earlier search in the same pool state already proves none exists."""
         if shape is not None and self.shape_failed(cq, workload, shape):
             return True
-        newer = cq.preemption.within_cluster_queue is _NEWER_EQUAL
-        failures = self.failures.get(self._key(cq, usage, stamp))
+        frs = tuple(sorted(usage))
+        return self.known_amounts(cq, workload, frs, tuple(usage[fr] for fr in frs), stamp)
+
+    def known_amounts(self, cq: ClusterQueue, workload: Workload,
+                      frs: tuple[FlavorResource, ...], amounts: tuple[int, ...],
+                      stamp: object = None) -> bool:
+        """``known`` by amount, for callers holding the needed slots sorted and their
+        amounts in that order already."""
+        failures = self.failures.get((cq.name, self._state(cq, stamp), frs))
         if not failures:
             return False
-        amounts = tuple(usage[fr] for fr in sorted(usage))
+        newer = cq.preemption.within_cluster_queue is _NEWER_EQUAL
         age = queue_time(workload, self.timestamp)
         for priority, queued, needed in failures:
             if not _covers(priority, queued, workload.priority, age, newer):

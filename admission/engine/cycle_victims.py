@@ -90,7 +90,9 @@ class VictimSearches:
     def _stamp(self, cq: ClusterQueue, usage: Mapping[FlavorResource, int]) -> object:
         """What a failed search for ``usage`` is remembered by (``slots_stamp``); with
         nodes, the pool version: the nodes' state is not in the slots'."""
-        return None if self.capacity is not None else slots_stamp(self.search, cq.name, usage)
+        if self.capacity is not None:
+            return None
+        return slots_stamp(self.search, cq.name, sorted(usage))
 
     def _any_evicting(self, cq: ClusterQueue) -> bool:
         return any(self.holdings.evicting.get(name) for name in self.tree.members(cq.name))

@@ -20,7 +20,7 @@ for the flavor taken are handed back, so the cycle does not search again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from enum import IntEnum
 from typing import NamedTuple
 
@@ -84,15 +84,15 @@ def walk_outcome(verdict: Verdict, outcome: Outcome, search: Search, failed: Fai
     return walk(verdict, search.tree, cq.name, oracle, search.holdings.usage)
 
 
-def slots_stamp(search: Search, cq: str, usage: Mapping[FlavorResource, int]) -> object:
-    """The state a quota-only victim search for ``usage`` reads, without fair sharing:
-    its slots' versions (their usage, holders, borrowers); another flavor's admissions
-    leave its answer standing. (A holder turns evicting in a cycle only as a victim, and
+def slots_stamp(search: Search, cq: str, frs: Sequence[FlavorResource]) -> object:
+    """The state a quota-only victim search for the (sorted) slots ``frs`` reads, without
+    fair sharing: their versions (their usage, holders, borrowers); another flavor's
+    admissions leave its answer standing. (A holder turns evicting in a cycle only as a victim, and
     victims are protected: fewer candidates, the failure stands.) None (the pool
     version) otherwise."""
     if search.fair_sharing:
         return None
-    return search.tree.slot_versions(cq, sorted(usage))
+    return search.tree.slot_versions(cq, frs)
 
 
 def searcher(search: Search, failed: FailedSearches, cq: ClusterQueue, workload: Workload,
@@ -104,9 +104,10 @@ def searcher(search: Search, failed: FailedSearches, cq: ClusterQueue, workload:
         if not searchable:
             return None
         part = tuple(usage.items())
-        stamp = slots_stamp(search, cq.name, usage)
-        if failed.shape_failed(cq, workload, shape, part, stamp) or (
-                failed.known(cq, workload, usage, stamp=stamp)):
+        frs = tuple(sorted(usage))
+        stamp = slots_stamp(search, cq.name, frs)
+        if failed.shape_failed(cq, workload, shape, part, stamp) or failed.known_amounts(
+                cq, workload, frs, tuple([usage[fr] for fr in frs]), stamp):
             return None
         victims = find_victims(search, cq, workload, Wanted(cq.name, usage))
         if not victims:

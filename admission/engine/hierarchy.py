@@ -26,11 +26,11 @@ from admission.engine.preemption import (
     Search,
     Victim,
     Wanted,
-    _minimal,
     _ordered,
     reclaim_allows,
     within_allows,
 )
+from admission.engine.victim_sets import minimal
 from quota.core.model import BorrowWithinCohortPolicy, ClusterQueue, ReclaimWithinCohort
 from quota.core.reasons import PreemptionCause
 from quota.core.tree import FlavorResource, QuotaTree
@@ -89,7 +89,7 @@ def hierarchical_victims(search: Search, cq: ClusterQueue, preemptor: Workload,
         def valid(victim: Victim, borrow: bool = borrow) -> bool:
             return _valid(tree, by_key[victim.workload.key], frs, name, borrow=borrow)
 
-        found = _minimal(search, plan, victims, borrow=borrow, allowed=valid)
+        found = minimal(search, plan, victims, borrow=borrow, allowed=valid)
         if found is not None:
             return found
     return None

@@ -35,6 +35,7 @@ from admission.engine.candidates import (
     reach,
 )
 from admission.engine.fairshare import dominant_share
+from admission.engine.victim_sets import hopeless, minimal
 from admission.engine.workload import Holdings
 from quota.core.fairness import DEFAULT_STRATEGIES, FINAL, PreemptionStrategy
 from quota.core.model import (
@@ -147,9 +148,9 @@ def find_victims(
             needed[fr] > tree.nominal(name, fr) for fr in short):
         return None  # it would borrow what it is short of: it may not preempt for that
     under = all(tree.usage(name, fr) < tree.nominal(name, fr) for fr in short)
-    own = _own_candidates(search, cq, preemptor)
-    own_held = {fr: sum(search.holdings.usage[v.workload.key].get(fr, 0) for v in own)
-                for fr in needed}
+    mine = _own_holders(search, cq, preemptor)  # Victims are built only if a search runs
+    held = [search.holdings.usage[key] for key, _ in mine]
+    own_held = {fr: sum(usage.get(fr, 0) for usage in held) for fr in needed}
     # Without room to get within nominal by evicting its own work, no pass that must fit
     # without borrowing can succeed: the other queues' holders open to such a pass only
     # are not listed, nor counted in the bound.
@@ -158,6 +159,7 @@ def find_victims(
     if _unreachable(search, cq, preemptor, plan, own_held, available,
                     unborrowed=unborrowed_open, borrowing=may_borrow):
         return None
+    own = [Victim(w, name, PreemptionCause.IN_CLUSTER_QUEUE) for _, w in mine]
     others = cohort_holders(tree, search.holdings, search.protected, cq.name, list(needed),
                             evicting_only=not (fair or unborrowed_open or may_borrow))
     if fair:
@@ -176,7 +178,9 @@ def find_victims(
         passes = (True, False)
     for borrow in passes:
         pool = free + own if borrow else free + unborrowed + own
-        found = _minimal(search, plan, _ordered(search, plan, pool), borrow=borrow)
+        if hopeless(search, plan, pool, borrow=borrow):
+            continue
+        found = minimal(search, plan, _ordered(search, plan, pool), borrow=borrow)
         if found is not None:
             return found
     return None
@@ -247,10 +251,12 @@ def _own_room(tree: QuotaTree, cq: ClusterQueue, plan: Wanted,
                for fr, amount in plan.usage.items())
 
 
-def _own_candidates(search: Search, cq: ClusterQueue, preemptor: Workload) -> list[Victim]:
+def _own_holders(search: Search, cq: ClusterQueue,
+                 preemptor: Workload) -> list[tuple[str, Workload]]:
+    """The own queue's holders ``withinClusterQueue`` lets ``preemptor`` take, by key."""
     policy = cq.preemption.within_cluster_queue
     return [
-        Victim(w, cq.name, PreemptionCause.IN_CLUSTER_QUEUE)
+        (key, w)
         for key, w in search.holdings.entries(cq.name)
         if key not in search.protected
         and (w.state is WorkloadState.EVICTING
@@ -271,71 +277,6 @@ def _ordered(search: Search, plan: Wanted, victims: Sequence[Victim]) -> list[Vi
                 _lost(search, plan, v), v.workload.key)
 
     return sorted(victims, key=key)
-
-
-def _fits(search: Search, plan: Wanted, removed: Sequence[Victim], *, borrow: bool) -> bool:
-    """Whether the preemptor fits the quota now (the ``removed`` victims are out of the
-    tree) and, with nodes, its pods fit the nodes once ``removed`` gave theirs back."""
-    tree, cq = search.tree, plan.cluster_queue
-    for fr, amount in plan.usage.items():
-        if amount > tree.available(cq, fr):
-            return False
-        if not borrow and tree.usage(cq, fr) + amount > tree.nominal(cq, fr):
-            return False
-    return plan.placeable is None or plan.placeable(v.workload.key for v in removed)
-
-
-def _borrows_needed(search: Search, victim: Victim, plan: Wanted) -> bool:
-    usage = search.holdings.usage[victim.workload.key]
-    return any(
-        search.tree.borrowed(victim.cluster_queue, fr) > 0 for fr in plan.usage if fr in usage
-    )
-
-
-def _minimal(
-    search: Search,
-    plan: Wanted,
-    candidates: Sequence[Victim],
-    *,
-    borrow: bool,
-    allowed: Callable[[Victim], bool] | None = None,
-) -> tuple[Victim, ...] | None:
-    tree, holdings = search.tree, search.holdings
-    needed = plan.usage
-    removed: list[Victim] = []
-    found = False
-    for victim in candidates:
-        usage = holdings.usage[victim.workload.key]
-        if not any(fr in usage for fr in needed):
-            continue
-        other_queue = victim.cluster_queue != plan.cluster_queue
-        if other_queue and not victim.evicting and not _borrows_needed(search, victim, plan):
-            continue  # reclaim only what a queue borrows; its nominal quota is its own
-        if allowed is not None and not allowed(victim):
-            continue
-        if search.min_runtimes is not None and not victim.evicting:
-            until = search.min_runtimes.protected_until(victim.workload, victim.cluster_queue)
-            if until is not None:
-                search.held_back[victim.workload.key] = until
-                continue
-        tree.remove(victim.cluster_queue, usage)
-        removed.append(victim)
-        if _fits(search, plan, removed, borrow=borrow):
-            found = True
-            break
-    if found:
-        kept = list(removed)
-        for victim in reversed(removed[:-1]):
-            tree.add(victim.cluster_queue, holdings.usage[victim.workload.key])
-            without = [v for v in kept if v is not victim]
-            if _fits(search, plan, without, borrow=borrow):
-                kept = without
-            else:
-                tree.remove(victim.cluster_queue, holdings.usage[victim.workload.key])
-        removed = kept
-    for victim in removed:
-        tree.add(victim.cluster_queue, holdings.usage[victim.workload.key])
-    return tuple(removed) if found else None
 
 
 def _fair(
@@ -397,8 +338,8 @@ def _fair(
     )
     pool = [*ordered, *_ordered(search, plan, own)]
     strategies = search.strategies
-    found = _minimal(search, plan, pool, borrow=True, allowed=by(strategies[0]))
+    found = minimal(search, plan, pool, borrow=True, allowed=by(strategies[0]))
     if found is None and len(strategies) > 1:
-        found = _minimal(search, plan, pool, borrow=True,
+        found = minimal(search, plan, pool, borrow=True,
                          allowed=by(strategies[0], strategies[1]))
     return found

@@ -12,10 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from quota.core.model import ClusterQueue, Cohort, ResourceGroup
 
 FlavorResource = tuple[str, str]  # (flavor, resource)
+
+
+class TreeMark(NamedTuple):
+    """A pool's versions at one moment (``QuotaTree.mark``)."""
+
+    root: int
+    version: int
+    slots: dict[FlavorResource, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,8 +114,14 @@ class QuotaTree:
             while top.parent is not None:
                 top = top.parent
             self._root_of[name] = top
+        self._root_name = {name: ("cohort:" if not top.is_queue else "queue:") + top.name
+                           for name, top in self._root_of.items()}
         # Bumped on every usage change inside a root pool: lets callers cache by state.
+        # Every version is a fresh value of one clock, so none is ever given to two
+        # states: ``restore`` may hand a trial's pool back the versions it had before.
+        self._clock = 0
         self._versions: dict[int, int] = {}
+        self._pool_slots: dict[int, list[FlavorResource]] = {}  # slots with a version
         # Pool-wide answers, memoised per pool version: one scan serves all its members.
         # Per (pool, slot): the ClusterQueues using more than their nominal quota of it,
         # kept as usage changes: victim searches ask for them thousands of times a cycle.
@@ -149,12 +164,26 @@ class QuotaTree:
 
     def root(self, cq: str) -> str:
         """A stable name for the independent quota pool the ClusterQueue belongs to."""
-        node = self._root_of[cq]
-        return ("cohort:" if not node.is_queue else "queue:") + node.name
+        return self._root_name[cq]
 
     def version(self, cq: str) -> int:
         """A counter of usage changes in the ClusterQueue's pool (equal: nothing changed)."""
         return self._versions.get(id(self._root_of[cq]), 0)
+
+    def mark(self, cq: str) -> TreeMark:
+        """The versions of ``cq``'s pool now, for ``restore`` after a trial."""
+        root, slots = id(self._root_of[cq]), self._slot_versions
+        return TreeMark(root, self._versions.get(root, 0),
+                        {fr: slots[(root, fr)] for fr in self._pool_slots.get(root, ())})
+
+    def restore(self, mark: TreeMark) -> None:
+        """Give the pool back the versions of ``mark``: a victim search removes and adds
+        back usage to try a set, and caches of the state it restored stay valid. The
+        caller has put back exactly the usage it had at ``mark``."""
+        root, slots, saved = mark.root, self._slot_versions, mark.slots
+        self._versions[root] = mark.version
+        for fr in self._pool_slots.get(root, ()):
+            slots[(root, fr)] = saved.get(fr, 0)
 
     def slot_versions(self, cq: str, frs: Iterable[FlavorResource]) -> tuple[int, ...]:
         """Per slot of ``frs``, a counter of its usage changes in the ClusterQueue's pool."""
@@ -230,7 +259,18 @@ class QuotaTree:
     def measure(self, cq: str, fr: FlavorResource) -> tuple[int, int, int, int]:
         """``(available, potential, usage, nominal)`` in one call, for flavor assignment."""
         node = self._queues[cq]
-        return (self.available(cq, fr), self.potential(cq, fr), node.usage.get(fr, 0),
+        # ``available`` and ``potential`` from their caches inline: the hottest read.
+        key = (cq, fr)
+        cached = self._available.get(key)
+        if cached is not None and cached[0] == self._slot_versions.get(
+                (id(self._root_of[cq]), fr), 0):
+            available = cached[1]
+        else:
+            available = self.available(cq, fr)
+        potential = self._potential.get(key)
+        if potential is None:
+            potential = self.potential(cq, fr)
+        return (available, potential, node.usage.get(fr, 0),
                 node.limits.get(fr, _NO_LIMITS).nominal)
 
     def potential(self, cq: str, fr: FlavorResource) -> int:
@@ -337,28 +377,33 @@ class QuotaTree:
     def add(self, cq: str, usage: Mapping[FlavorResource, int]) -> None:
         node = self._queues[cq]
         root = self._bump(cq)
-        slots = self._slot_versions
+        slots, clock = self._slot_versions, self._clock
         for fr, amount in usage.items():
             if amount:
                 _add(node, fr, amount)
-                slots[(root, fr)] = slots.get((root, fr), 0) + 1
+                if (root, fr) not in slots:
+                    self._pool_slots.setdefault(root, []).append(fr)
+                slots[(root, fr)] = clock
                 if node.usage[fr] > node.limits.get(fr, _NO_LIMITS).nominal:
                     self._borrowing.setdefault((root, fr), set()).add(cq)
 
     def remove(self, cq: str, usage: Mapping[FlavorResource, int]) -> None:
         node = self._queues[cq]
         root = self._bump(cq)
-        slots = self._slot_versions
+        slots, clock = self._slot_versions, self._clock
         for fr, amount in usage.items():
             if amount:
                 _remove(node, fr, amount)
-                slots[(root, fr)] = slots.get((root, fr), 0) + 1
+                if (root, fr) not in slots:
+                    self._pool_slots.setdefault(root, []).append(fr)
+                slots[(root, fr)] = clock
                 if node.usage.get(fr, 0) <= node.limits.get(fr, _NO_LIMITS).nominal:
                     self._borrowing.get((root, fr), set()).discard(cq)
 
     def _bump(self, cq: str) -> int:
         key = id(self._root_of[cq])
-        self._versions[key] = self._versions.get(key, 0) + 1
+        self._clock += 1
+        self._versions[key] = self._clock
         return key
 
 

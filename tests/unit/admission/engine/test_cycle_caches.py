@@ -43,6 +43,9 @@ class _NoFailures(FailedSearches):
     def known(self, *args: object, **kwargs: object) -> bool:
         return False
 
+    def known_amounts(self, *args: object, **kwargs: object) -> bool:
+        return False
+
     def shape_failed(self, *args: object, **kwargs: object) -> bool:
         return False
 
@@ -99,18 +102,24 @@ class QuotaTreeView(QuotaTree):
 
 
 def plain_cycle(snap: Snapshot, now: datetime) -> CycleResult:
-    # Every victim search runs in full: no reachability bound ends it early, and the
-    # passes that must fit without borrowing run even where the queue's own holders
-    # could not make room for them.
-    bound, room = preemption._unreachable, preemption._own_room
+    # Every victim search runs in full: no reachability bound ends it early, no pass
+    # is ended before its sort by the all-at-once proof, the passes that must fit
+    # without borrowing run even where the queue's own holders could not make room for
+    # them, and a search's trial removals leave the pool's versions bumped.
+    bound, room, hopeless = preemption._unreachable, preemption._own_room, preemption.hopeless
+    restore = QuotaTree.restore
     preemption._unreachable = lambda *args, **kwargs: False
     preemption._own_room = lambda *args, **kwargs: True
+    preemption.hopeless = lambda *args, **kwargs: False
+    QuotaTree.restore = lambda self, mark: None  # type: ignore[method-assign]
     try:
         result = _Plain(snap, now).run()
         dict(result.pending)  # statuses are built on first read: build them unpatched
         return result
     finally:
         preemption._unreachable, preemption._own_room = bound, room
+        preemption.hopeless = hopeless
+        QuotaTree.restore = restore  # type: ignore[method-assign]
 
 
 @settings(max_examples=120, deadline=None)

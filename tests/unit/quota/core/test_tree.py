@@ -227,3 +227,41 @@ def test_borrowing_height(usage: dict[str, int], amount: int, height: int,
         quota.add(name, {FR: used * M})
     assert quota.borrowing_height("mine", FR, amount * M) == (height, below_root)
     assert quota.pool_height("mine") == 2
+
+
+def _pair() -> QuotaTree:
+    return tree([cq("a", {"default": {GPU: 4}}, cohort="c"),
+                 cq("b", {"default": {GPU: 4}}, cohort="c")])
+
+
+@pytest.mark.parametrize("trial", [
+    pytest.param([("remove", "a", 2), ("add", "a", 2)], id="a victim taken out and put back"),
+    pytest.param([("add", "b", 3), ("remove", "b", 3)], id="usage tried in another queue"),
+    pytest.param([], id="a trial that changed nothing"),
+])
+def test_a_restored_trial_hands_the_pool_back_its_versions(
+        trial: list[tuple[str, str, int]]) -> None:
+    t = _pair()
+    t.add("a", {FR: 3 * M})
+    before = (t.version("a"), t.slot_versions("a", [FR]))
+    mark = t.mark("a")
+    for op, name, amount in trial:
+        getattr(t, op)(name, {FR: amount * M})
+    t.restore(mark)
+    assert (t.version("a"), t.slot_versions("a", [FR])) == before
+    assert t.available("b", FR) == 5 * M
+
+
+def test_a_change_after_a_restored_trial_never_reuses_a_version_seen_during_it() -> None:
+    # A cache filled during the trial (available quota, say) must not be read as current
+    # after a later real change: every version is a fresh value of one clock.
+    t = _pair()
+    mark = t.mark("a")
+    t.add("a", {FR: 6 * M})
+    assert t.available("b", FR) == 2 * M  # cached against the trial's version
+    during = t.slot_versions("a", [FR])
+    t.remove("a", {FR: 6 * M})
+    t.restore(mark)
+    t.add("a", {FR: 1 * M})
+    assert t.slot_versions("a", [FR]) != during
+    assert t.available("b", FR) == 7 * M
