@@ -13,7 +13,8 @@ In reading order:
 - ``fungible``: which flavor a workload short of quota takes where victims decide it.
 - ``node_room``, ``capacity``, ``topology``, ``node_limits``: one node's room; which
   nodes a flavor has, where pods go; topology domains; the pods no node can ever hold.
-- ``candidates``, ``preemption``: victim candidates and the smallest victim set.
+- ``candidates``, ``preemption``, ``victim_sets``: victim candidates, the search for victims,
+  the smallest victim set and the proof that none exists.
 - ``hierarchy``: victims in a cohort tree, by hierarchical advantage (KEP-79).
 - ``reservations``: quota a workload needing preemption keeps when it found no victims.
 - ``fairshare``: a ClusterQueue's dominant-resource share.
