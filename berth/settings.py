@@ -243,7 +243,7 @@ SETTINGS: tuple[Setting, ...] = (
     S("BERTH_KUBE_CONTEXT", "kube.context", "kube.context", _text,
       "the kubeconfig context to use; unset: its current context", "--kube-context"),
     S("BERTH_POD_NAME", "kube.identity", "kube.identity", _text,
-      "this replica's name as the Lease holder (deploy/berth.yaml sets the pod's name)",
+      "this replica's name as the Lease holder (deploy/base/berth.yaml sets the pod's name)",
       default="the host name"),
     S("BERTH_LEASE_NAMESPACE", "kube.lease_namespace", "kube.leaseNamespace", _text,
       "namespace of the leader Lease", "--lease-namespace",

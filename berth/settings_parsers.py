@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from quota.ledger.connect import sqlalchemy_url
+
 __all__ = [
     "Parser", "_exit_codes", "_flag", "_items", "_names", "_path", "_path_text", "_seconds",
     "_server", "_text", "_url", "_whole", "normalise_url",
@@ -31,11 +33,12 @@ def _path_text(raw: object) -> str:
 
 
 def normalise_url(url: str) -> str:
-    """Accept plain ``postgresql://`` URLs and use the psycopg 3 driver for them."""
+    """Accept plain ``postgresql://`` URLs (libpq's multi-host form too) and use the
+    psycopg 3 driver for them."""
     for prefix in ("postgresql://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix) :]
-    return url
+            return sqlalchemy_url("postgresql+psycopg://" + url[len(prefix) :])
+    return sqlalchemy_url(url)
 
 
 def _url(raw: object) -> str:

@@ -20,7 +20,7 @@ class KubernetesUnavailable(KubernetesError):
 
 
 class Forbidden(KubernetesError):
-    """Berth's service account lacks a permission (see deploy/rbac.yaml)."""
+    """Berth's service account lacks a permission (see deploy/base/rbac.yaml)."""
 
     status = 403
     code = "Forbidden"

@@ -62,12 +62,37 @@ def libpq_options(limits: ConnectionLimits) -> dict[str, Any]:
     }
 
 
+def sqlalchemy_url(url: str) -> str:
+    """libpq's multi-host URL (``postgresql://u@h1:p1,h2:p2/db``: libpq tries each host, and
+    ``target_session_attrs=read-write`` keeps the primary, so a promoted standby is found
+    after a failover) in the form SQLAlchemy's parser takes: one ``host=h:p`` query item per
+    host. Any other URL is returned as it is."""
+    scheme, sep, rest = url.partition("://")
+    netloc, _, tail = rest.partition("/")
+    user, at, hosts = netloc.rpartition("@")
+    if not sep or "," not in hosts:
+        return url
+    path, _, query = tail.partition("?")
+    items = [f"host={host}" for host in hosts.split(",")] + ([query] if query else [])
+    return f"{scheme}://{user}{at}/{path}?{'&'.join(items)}"
+
+
 def libpq_url(url: str) -> str:
-    """A SQLAlchemy URL (``postgresql+psycopg://…``) as psycopg itself takes it."""
+    """A SQLAlchemy URL (``postgresql+psycopg://…``) as psycopg itself takes it (several
+    ``host`` query items back into libpq's ``h1:p1,h2:p2``)."""
     for prefix in ("postgresql+psycopg://", "postgresql+psycopg2://"):
         if url.startswith(prefix):
-            return "postgresql://" + url[len(prefix) :]
-    return url
+            url = "postgresql://" + url[len(prefix) :]
+    head, _, query = url.partition("?")
+    items = query.split("&") if query else []
+    hosts = [item.removeprefix("host=") for item in items if item.startswith("host=")]
+    if len(hosts) < 2 or "://" not in head:
+        return url
+    scheme, _, rest = head.partition("://")
+    netloc, _, path = rest.partition("/")
+    user, at, _ = netloc.rpartition("@")
+    others = "&".join(item for item in items if not item.startswith("host="))
+    return f"{scheme}://{user}{at}{','.join(hosts)}/{path}" + (f"?{others}" if others else "")
 
 
 def create_engine(url: str, limits: ConnectionLimits, **kwargs: Any) -> sa.Engine:

@@ -3,6 +3,6 @@ must not import ``conftest``, which names another directory's conftest in a mixe
 
 from __future__ import annotations
 
-from builders.paths import DEPLOY
+from builders.paths import DEPLOY_BASE
 
-CRD_DIR = DEPLOY / "crds"
+CRD_DIR = DEPLOY_BASE / "crds"

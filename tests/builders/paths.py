@@ -7,4 +7,5 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 DEPLOY = REPO / "deploy"
+DEPLOY_BASE = DEPLOY / "base"
 SCENARIOS = REPO / "tests" / "scenarios"

@@ -26,7 +26,7 @@ import pytest
 import uvicorn
 from builders.browser import chromium
 from builders.manifests import job
-from builders.paths import REPO
+from builders.paths import DEPLOY_BASE, REPO
 
 from admission.intake.workloads import submit_workload
 from admission.loop.actuation import StandaloneActuator
@@ -43,7 +43,7 @@ from quota.manifests.documents import parse_texts
 pytestmark = pytest.mark.db
 
 ARTIFACTS = REPO / "test-artifacts"
-GRAFANA = REPO / "deploy" / "grafana" / "berth.json"
+GRAFANA = DEPLOY_BASE / "grafana" / "berth.json"
 GPU = "nvidia.com/gpu"
 
 POOL = """

@@ -51,7 +51,7 @@ def kubectl(fake_api: FakeApiServer) -> Iterator[FakeKubectl]:
 
 @pytest.fixture
 def with_crds(kubectl: FakeKubectl) -> FakeKubectl:
-    """The fake cluster with Berth's CRDs from deploy/crds installed."""
+    """The fake cluster with Berth's CRDs from deploy/base/crds installed."""
     for path in sorted(CRD_DIR.glob("*.yaml")):
         kubectl.create(CRDS, yaml.safe_load(path.read_text()))
     return kubectl

@@ -1,4 +1,4 @@
-"""deploy/crds: every CRD is a valid v1 CRD, served by the fake, and round-trips Berth's parser."""
+"""deploy/base/crds: every CRD is a valid v1 CRD, served by the fake, and round-trips Berth's parser."""
 
 from __future__ import annotations
 

@@ -6,21 +6,19 @@ only when the thing never happens; how fast the loop recovers is for benchmarks 
 
 from __future__ import annotations
 
-import itertools
 import os
 import re
 import shutil
 import tempfile
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import sqlalchemy as sa
 from builders.invariants import violations
+from builders.load import Load
 from builders.loop import Ledgered, pool
 from builders.manifests import job
 from builders.serve_process import ServeProcess, wait_for
@@ -82,40 +80,6 @@ def ledger(postgres: RestartablePostgres) -> Iterator[Ledgered]:
         yield Ledgered(postgres.url, sessionmaker(engine, expire_on_commit=False).begin)
     finally:
         engine.dispose()
-
-
-@dataclass
-class Load:
-    """Submits workloads (and finishes some) over HTTP at a steady pace, from a thread,
-    until halted: it runs before, through and after the outage, however long each lasts."""
-
-    server: ServeProcess
-    submitted: set[str] = field(default_factory=set)  # answered 201: must never be lost
-    refused: list[int | None] = field(default_factory=list)  # statuses of the others
-    halt: threading.Event = field(default_factory=threading.Event)
-
-    def run(self) -> None:
-        with httpx.Client(base_url=str(self.server.client.base_url), timeout=5) as client:
-            for i in itertools.count(1):
-                if self.halt.is_set():
-                    return
-                team = "team-a" if i % 2 else "team-b"
-                doc = job(f"w-{i}", 1 + i % 2, namespace=team)
-                status = _status(client, "/api/v1/workloads", json=doc)
-                if status == 201:
-                    self.submitted.add(f"{team}/w-{i}")
-                else:
-                    self.refused.append(status)
-                if i % 3 == 0 and f"{team}/w-{i - 2}" in self.submitted:
-                    _status(client, f"/api/v1/workloads/{team}/w-{i - 2}/finish")
-                self.halt.wait(0.1)  # the pace of the load, not a wait for anything
-
-
-def _status(client: httpx.Client, path: str, **kwargs: Any) -> int | None:
-    try:
-        return client.post(path, **kwargs).status_code
-    except httpx.HTTPError:
-        return None
 
 
 def _rows(ledger: Ledgered) -> dict[str, dict[str, Any]]:
