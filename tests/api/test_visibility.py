@@ -13,6 +13,7 @@ from builders.reads import World, pool, serve
 
 from admission.kube.templates import JOB_UID
 from api.auth import Grant, Role
+from api.tenancy import HIDDEN
 
 pytestmark = pytest.mark.db
 
@@ -33,8 +34,9 @@ BERTH_METADATA_FIELDS = {"annotations"}
 
 ADMIN = Grant("admin-token-0123456789abcdef", Role.ADMIN)
 TENANT_A = Grant("tenant-a-token-0123456789abc", Role.READ, frozenset({"team-a"}))
+TENANT_B = Grant("tenant-b-token-0123456789abc", Role.READ, frozenset({"team-b"}))
 _OTHER_QUEUE = (
-    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
+    "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
     "metadata: {name: other, namespace: team-b}\nspec: {clusterQueue: team-a}\n"
 )
 
@@ -51,11 +53,14 @@ def shared_db(pg_server: Any, migrated_template: str) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def world(shared_db: str) -> Iterator[World]:
-    """ClusterQueue team-a (4 GPUs, no cohort) runs ``big``; waiting, in submission order:
+    """ClusterQueue team-a (4 GPUs, no cohort, StrictFIFO) runs team-b's ``big`` (LocalQueue ``other``
+    of namespace team-b points at it); waiting, in submission order:
     team-a/a1, team-b/b1 (LocalQueue ``other``), team-a/a2, team-b/b2, team-a/a3."""
     w = World(shared_db)
-    w.apply(pool(("team-a", 4), ("team-b", 4), cohort=None) + "---\n" + _OTHER_QUEUE)
-    w.submit("big", 4, "team-a")
+    team_a = "kind: ClusterQueue\nmetadata: {name: team-a}\nspec:\n"
+    queues = pool(("team-a", 4), ("team-b", 4), cohort=None)
+    w.apply(queues.replace(team_a, team_a + "  queueingStrategy: StrictFIFO\n") + _OTHER_QUEUE)
+    w.submit("big", 4, "team-b", queue="other")
     w.cycle()
     for name, namespace, queue in (("a1", "team-a", "main"), ("b1", "team-b", "other"),
                                    ("a2", "team-a", "main"), ("b2", "team-b", "other"),
@@ -69,7 +74,7 @@ def world(shared_db: str) -> Iterator[World]:
 
 @pytest.fixture(scope="module")
 def api(world: World) -> Iterator[httpx.Client]:
-    with serve(world.url, tokens=[ADMIN, TENANT_A]) as client:
+    with serve(world.url, tokens=[ADMIN, TENANT_A, TENANT_B]) as client:
         client.headers["Authorization"] = f"Bearer {ADMIN.token}"
         yield client
 
@@ -189,6 +194,16 @@ def test_a_tenant_sees_only_its_namespaces_with_the_real_positions(api: httpx.Cl
     assert [i["positionInClusterQueue"] for i in body["items"]] == [0, 2, 4]
     assert [i["positionInLocalQueue"] for i in body["items"]] == [0, 1, 2]
     assert _names(_get(api, _cq(), token=TENANT_A, offset=1, limit=1)) == ["a2"]
+
+
+def test_a_tenants_wait_message_hides_other_namespaces_work(api: httpx.Client) -> None:
+    def message(token: Grant) -> str:
+        b1 = _get(api, _lq("team-b", "other"), token=token)["items"][0]
+        return str(b1["metadata"]["annotations"]["berth.dev/wait-message"])
+
+    # b1 waits behind the StrictFIFO head team-a/a1: team-b's tenant is not told whose.
+    assert "head team-a/a1;" in message(ADMIN)
+    assert f"head {HIDDEN};" in message(TENANT_B)
 
 
 def test_a_tenant_may_not_list_another_namespaces_local_queue(api: httpx.Client) -> None:
