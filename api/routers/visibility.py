@@ -61,9 +61,12 @@ Offset = Annotated[
     int,
     Query(ge=-_INT64 - 1, le=_INT64, description="skip this many first (negative: 0)"),
 ]
+_NOT_FOUND: dict[int | str, dict[str, object]] = {
+    404: {"model": KubeStatus, "description": "NotFound: no such ClusterQueue or LocalQueue"},
+}
 _ERRORS: dict[int | str, dict[str, object]] = {
     403: {"model": KubeStatus, "description": "Forbidden: a tenant token, another namespace"},
-    404: {"model": KubeStatus, "description": "NotFound: no such ClusterQueue or LocalQueue"},
+    **_NOT_FOUND,
 }
 
 
@@ -106,7 +109,7 @@ def _routes(version: str) -> None:
 
     router.add_api_route(
         f"{base}/clusterqueues/{{name}}/pendingworkloads", cluster_queue_pending,
-        methods=["GET"], response_model=PendingWorkloadsSummary, responses=_ERRORS,
+        methods=["GET"], response_model=PendingWorkloadsSummary, responses=_NOT_FOUND,
         name=f"cluster_queue_pending_{version}",
     )  # fmt: skip
     router.add_api_route(
