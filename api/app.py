@@ -29,6 +29,7 @@ from api.routers import (
     objects,
     simulate,
     status,
+    visibility,
     webhook,
     workload_actions,
     workloads,
@@ -97,6 +98,7 @@ def create_app(context: AppContext, *, simulation: SimulationLimits | None = Non
     app.include_router(workloads.router, dependencies=read, responses=read_errors)
     app.include_router(status.router, dependencies=read, responses=read_errors)
     app.include_router(demand.router, dependencies=read, responses=read_errors)
+    app.include_router(visibility.router, dependencies=read, responses=read_errors)
     # last: its /{plural} paths would shadow fixed ones
     app.include_router(objects.router, dependencies=read, responses=read_errors)
     check_routes(app)

@@ -11,4 +11,5 @@
 - ``dashboard``, ``dashboard_data``, ``activity``: the admin page; its pool and trend
   data; the node map, preemptions over time and pending ages.
 - ``webhook``: the mutating webhook (served only on its HTTPS listener).
+- ``visibility``: Kueue's visibility API (pending workloads of a ClusterQueue or LocalQueue).
 """

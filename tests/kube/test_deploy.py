@@ -223,3 +223,39 @@ def test_every_kind_berth_queues_is_watched_patched_and_suspended_at_creation(
         and ref.plural in rule["resources"] and rule["operations"] == ["CREATE"]
         for rule in hook["rules"]
     )
+
+
+def visibility() -> tuple[Obj, ...]:
+    """deploy/base/visibility.yaml (not in the base's resources yet: its header says why)."""
+    text = (DEPLOY_BASE / "visibility.yaml").read_text()
+    return tuple(d for d in yaml.safe_load_all(text) if d)
+
+
+@pytest.mark.parametrize("version", ["v1beta2", "v1beta1"])
+def test_kueues_visibility_api_is_registered_at_berths_service(version: str) -> None:
+    spec = find(visibility(), "APIService", f"{version}.visibility.kueue.x-k8s.io")["spec"]
+    assert (spec["group"], spec["version"]) == ("visibility.kueue.x-k8s.io", version)
+    service = find(render(OVERLAYS[0]), "Service", spec["service"]["name"])
+    assert service["metadata"]["namespace"] == spec["service"]["namespace"]
+    assert spec["service"]["port"] in [p["port"] for p in service["spec"]["ports"]]
+
+
+@pytest.mark.parametrize(
+    ("role", "resource"),
+    [
+        pytest.param("pending-workloads-cq-viewer-role", "clusterqueues/pendingworkloads",
+                     id="a ClusterQueue's pending workloads"),
+        pytest.param("pending-workloads-lq-viewer-role", "localqueues/pendingworkloads",
+                     id="a LocalQueue's pending workloads"),
+    ],
+)  # fmt: skip
+def test_users_may_be_given_the_visibility_reads_and_view_includes_them(
+    role: str, resource: str
+) -> None:
+    found = find(visibility(), "ClusterRole", role)
+    assert any(
+        "visibility.kueue.x-k8s.io" in r["apiGroups"] and resource in r["resources"]
+        and "get" in r["verbs"]
+        for r in found["rules"]
+    )
+    assert found["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-view"] == "true"

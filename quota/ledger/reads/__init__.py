@@ -3,6 +3,7 @@
 In reading order:
 
 - ``workloads``: one workload with its verdict, who is ahead, filtered pages.
+- ``pending``: a queue's pending workloads in order, placed in ClusterQueue and LocalQueue.
 - ``history``: a workload's reason timeline and events.
 - ``queues``, ``queue_cache``, ``status``: ClusterQueue and cohort status.
 - ``usage``, ``borrowing``: metering over a window; who owes whom.

@@ -40,16 +40,18 @@ _CURRENT = (
 )
 
 
-def _head(queue: str, below: str) -> str:
+def pending_head(queue: str, below: str, *, more: str = "", local_queues: str = "") -> str:
     """The head of ClusterQueue ``queue``'s pending order, positions below ``below``: at most
     ``:limit`` rows. One index range per LocalQueue of the ClusterQueue, merged: a join over
-    the ClusterQueue as a whole could not use the per-LocalQueue position index."""
+    the ClusterQueue as a whole could not use the per-LocalQueue position index. ``more``:
+    further ``w.`` columns; ``local_queues``: a condition on ``lq`` keeping only some."""
+    columns = "w.namespace, w.name, w.priority, w.queue_position, w.pod_sets, w.reason_code"
+    columns += f", {more}" if more else ""
     return f"""
-        SELECT h.namespace, h.name, h.priority, h.queue_position, h.pod_sets, h.reason_code
+        SELECT h.*
         FROM local_queues AS lq
         CROSS JOIN LATERAL (
-            SELECT w.namespace, w.name, w.priority, w.queue_position, w.pod_sets,
-                   w.reason_code
+            SELECT {columns}
             FROM workloads AS w
             WHERE w.state = 'Pending' AND w.namespace = lq.namespace
               AND w.queue_name = lq.name AND w.queue_position IS NOT NULL
@@ -57,7 +59,7 @@ def _head(queue: str, below: str) -> str:
             ORDER BY w.queue_position
             LIMIT :limit
         ) AS h
-        WHERE lq.cluster_queue = {queue}
+        WHERE lq.cluster_queue = {queue}{f" AND ({local_queues})" if local_queues else ""}
         ORDER BY h.queue_position, h.namespace, h.name
         LIMIT :limit
     """
@@ -185,7 +187,7 @@ _DETAIL = text(
     SELECT v.*,
         CASE WHEN v.state = 'Pending' AND v.queue IS NOT NULL THEN (
             SELECT json_agg(row_to_json(h) ORDER BY h.queue_position, h.namespace, h.name)
-            FROM ({_head("v.queue", "COALESCE(v.queue_position, 2147483647)")}) AS h
+            FROM ({pending_head("v.queue", "COALESCE(v.queue_position, 2147483647)")}) AS h
         ) END AS ahead,
         CASE WHEN v.state = 'Pending' AND v.queue IS NOT NULL
                   AND v.queue_position IS NOT NULL THEN ARRAY({_durations("v.queue")})
@@ -232,7 +234,7 @@ def workloads_ahead(
     """The head of the ClusterQueue's pending order (positions below ``before`` only, when
     given): at most ``limit`` entries, nearest the head first."""
     rows = session.execute(
-        text(_head(":cq", "COALESCE(CAST(:before AS int), 2147483647)")),
+        text(pending_head(":cq", "COALESCE(CAST(:before AS int), 2147483647)")),
         {"cq": cluster_queue, "before": before, "limit": limit},
     ).mappings()
     return [_ahead(r) for r in rows]
