@@ -33,7 +33,9 @@ def _rest(commands: Any, name: str, help: str) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = commands.add_parser(name, help=help)
     add_server_flag(parser)
     config_flag(parser)
-    parser.add_argument("--kubeconfig", help="kubeconfig file (default $KUBECONFIG, else ~/.kube/config)")
+    parser.add_argument(
+        "--kubeconfig", help="kubeconfig file (default $KUBECONFIG, else ~/.kube/config)"
+    )
     parser.add_argument("--context", help="kubeconfig context (default: the current one)")
     parser.add_argument(
         "--service-namespace",
@@ -73,7 +75,7 @@ def in_cluster(args: argparse.Namespace) -> Endpoint:
     user = asyncio.run(user_credentials(args.kubeconfig, args.context))
     headers = {"authorization": f"Bearer {user.token}"} if user.token else {}
     cert = (user.cert_file, user.key_file) if user.cert_file and user.key_file else None
-    verify: bool | str = user.ca_file or True if user.verify else False
+    verify: bool | str = (user.ca_file or True) if user.verify else False
     url = user.server + proxy_path(args.service_namespace, args.service)
     return Endpoint(url, headers, verify=verify, cert=cert)
 

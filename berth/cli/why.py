@@ -1,5 +1,5 @@
-"""``berth why NS/NAME``, ``berth history NS/NAME`` and ``berth top``, read commands over the REST API printed for
-people, and the workload table ``berth get workloads`` prints."""
+"""``berth why NS/NAME``, ``berth history NS/NAME`` and ``berth top``, read commands over
+the REST API printed for people, and the workload table ``berth get workloads`` prints."""
 
 from __future__ import annotations
 
