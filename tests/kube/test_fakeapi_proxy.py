@@ -67,16 +67,17 @@ def test_proxy_forwards_the_request_to_the_service(cluster: FakeKubectl, method:
 
 
 @pytest.mark.parametrize(
-    ("path", "code", "reason"),
+    ("path", "code", "reason", "message"),
     [
-        pytest.param(f"{SERVICE}/other:80/proxy/readyz", 404, "NotFound", id="a Service that does not exist is not found"),
-        pytest.param(f"{SERVICE}/berth:8080/proxy/readyz", 503, "ServiceUnavailable", id="a port the Service lacks has no endpoints"),
-        pytest.param("/api/v1/namespaces/default/services/berth:80/proxy/readyz", 404, "NotFound", id="the Service is looked up in the path's namespace"),
+        pytest.param(f"{SERVICE}/other:80/proxy/readyz", 404, "NotFound", 'services "other" not found', id="a Service that does not exist is not found"),
+        pytest.param(f"{SERVICE}/berth:8080/proxy/readyz", 503, "ServiceUnavailable", 'no endpoints available for service "berth:8080"', id="a port the Service lacks has no endpoints"),
+        pytest.param("/api/v1/namespaces/default/services/berth:80/proxy/readyz", 404, "NotFound", 'services "berth" not found', id="the Service is looked up in the path's namespace"),
     ],
 )
-def test_proxy_refuses_as_the_api_server_does(cluster: FakeKubectl, path: str, code: int, reason: str) -> None:
+def test_proxy_refuses_as_the_api_server_does(cluster: FakeKubectl, path: str, code: int, reason: str, message: str) -> None:
     response = cluster.request("GET", path)
-    assert (response.status_code, response.json()["reason"]) == (code, reason)
+    body = response.json()
+    assert (response.status_code, body["reason"], body["message"]) == (code, reason, message)
 
 
 def test_a_service_without_endpoints_answers_503(kubectl: FakeKubectl) -> None:
