@@ -138,11 +138,17 @@ def test_kubectl_berth_prints_what_berth_prints(env: dict[str, str], berth_url: 
         assert _steady(answer.stdout) == _steady(berth.stdout)
 
 
-def test_why_names_the_reason_through_the_service_proxy(env: dict[str, str]) -> None:
-    out = _run(["kubectl", "berth", "why", "team-a/also-waits"], env).stdout
-    assert out.splitlines()[1].startswith(
+def test_why_and_history_through_the_service_proxy(env: dict[str, str]) -> None:
+    why, history = _together(
+        [["kubectl", "berth", "why", "team-a/also-waits"], ["kubectl", "berth", "history", "team-a/waits"]], env
+    )
+    assert why.stdout.splitlines()[1].startswith(
         "Why: WaitingForQuota: insufficient unused quota for nvidia.com/gpu"
     )
+    # The part `why` ends with, alone: the summary, then the rows in time order.
+    lines = history.stdout.splitlines()
+    assert lines[0].startswith("History: waited ")
+    assert [line.split("  ")[-1].split(" for ")[0] for line in lines[1:]] == ["PendingEvaluation", "WaitingForQuota"]
 
 
 @pytest.mark.parametrize(
