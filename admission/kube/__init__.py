@@ -1,6 +1,6 @@
 """EDGE: Berth in a Kubernetes cluster: watch workload objects (Jobs, JobSets, Kubeflow and
-Ray jobs), CRDs and Nodes, suspend and resume the workloads. Only ``client`` and
-``runtime`` import kubernetes_asyncio; the rest works on dicts.
+Ray jobs), CRDs and Nodes, suspend and resume the workloads. Only ``client``,
+``runtime`` and ``kubeconfig`` import kubernetes_asyncio; the rest works on dicts.
 
 In reading order:
 
@@ -25,4 +25,5 @@ In reading order:
 - ``lease``, ``failure_log``: leadership by a coordination.k8s.io Lease; its failures logged
   once per cause per minute.
 - ``runtime``: Kubernetes mode put together for ``berth serve``.
+- ``kubeconfig``: a user's kubeconfig read as kubectl reads it (for ``kubectl berth``).
 """

@@ -6,8 +6,10 @@ settings file's ``client.server``, else ``http://127.0.0.1:8000``; the token fro
 from __future__ import annotations
 
 import argparse
+import ssl
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -51,28 +53,52 @@ def add_server_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def connect(args: argparse.Namespace) -> BerthClient:
-    """A client for the server the settings name (``--server`` first)."""
-    # Here, not at the top: building the CLI's parser imports this module, and the
-    # settings tree imports the ledger's driver.
-    from berth import settings
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where a client's requests go and how they prove who sends them: a Berth URL and its
+    token (the settings), or a route to it through something else (``kubectl berth``: the
+    Kubernetes API server's service proxy, with the kubeconfig user's credentials)."""
 
-    return BerthClient(settings.load(vars(args)).client)
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    verify: bool | str = True  # a CA bundle's path, or False
+    cert: tuple[str, str] | None = None  # client certificate and key files
+
+    @classmethod
+    def of(cls, settings: ClientSettings) -> Endpoint:
+        token = settings.token
+        return cls(settings.server, {"authorization": f"Bearer {token}"} if token else {})
+
+
+def connect(args: argparse.Namespace) -> BerthClient:
+    """A client for the endpoint chosen already (``args.endpoint``), else for the server
+    the settings name (``--server`` first)."""
+    endpoint: Endpoint | None = getattr(args, "endpoint", None)
+    if endpoint is None:
+        # Here, not at the top: building the CLI's parser imports this module, and the
+        # settings tree imports the ledger's driver.
+        from berth import settings
+
+        endpoint = Endpoint.of(settings.load(vars(args)).client)
+    return BerthClient(endpoint)
 
 
 class BerthClient:
     def __init__(
         self,
-        settings: ClientSettings,
+        where: ClientSettings | Endpoint,
         *,
         timeout: float = 10.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        self.server = settings.server
-        token = settings.token
-        headers = {"authorization": f"Bearer {token}"} if token else {}
+        endpoint = where if isinstance(where, Endpoint) else Endpoint.of(where)
+        self.server = endpoint.url
         self._http = httpx.Client(
-            base_url=self.server, headers=headers, timeout=timeout, transport=transport
+            base_url=endpoint.url,
+            headers=dict(endpoint.headers),
+            timeout=timeout,
+            transport=transport,
+            verify=_tls(endpoint),
         )
 
     def close(self) -> None:
@@ -147,9 +173,28 @@ def guarded(
     return outcome if coded and isinstance(outcome, int) else EXIT_OK
 
 
+def _tls(endpoint: Endpoint) -> bool | ssl.SSLContext:
+    """httpx's ``verify``: the CA to trust and the client certificate to present."""
+    if endpoint.verify is True and endpoint.cert is None:
+        return True
+    if endpoint.verify is False:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    else:
+        ca = endpoint.verify if isinstance(endpoint.verify, str) else None
+        context = ssl.create_default_context(cafile=ca)
+    if endpoint.cert:
+        context.load_cert_chain(*endpoint.cert)
+    return context
+
+
 def _error(response: httpx.Response) -> ApiError:
     try:
-        error = response.json()["error"]
+        body = response.json()
+        if body.get("kind") == "Status":  # the Kubernetes API server's own refusal
+            return ApiError(response.status_code, str(body["reason"]), str(body["message"]))
+        error = body["error"]
         problems = [_problem(p) for p in error.get("problems") or ()]
         return ApiError(response.status_code, str(error["code"]), str(error["message"]), problems)
     except (ValueError, KeyError, TypeError, AttributeError):

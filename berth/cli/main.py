@@ -7,7 +7,7 @@ import logging
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from berth.bench.arguments import add_arguments as bench_arguments
@@ -61,6 +61,47 @@ def _files(parser: argparse.ArgumentParser, *, required: bool) -> None:
         metavar="FILE|DIR|-",
         help="YAML/JSON manifests (repeatable); a folder takes its *.yaml, *.yml, *.json",
     )
+
+
+READ_COMMANDS = ("get", "why", "top", "history")  # what `kubectl berth` offers too
+
+
+def add_read_commands(
+    commands: Any, rest: Callable[[Any, str, str], argparse.ArgumentParser]
+) -> None:
+    """``get``, ``why``, ``top`` and ``history``, each made by ``rest`` (which adds the
+    flags that choose the server): ``berth`` and ``kubectl berth`` parse them alike."""
+    get = rest(commands, "get", "list objects or workloads of a kind, or show one")
+    get.add_argument(
+        "kind",
+        help="clusterqueues, localqueues, cohorts, resourceflavors, priorityclasses, "
+        "namespaces, topologies, nodes, admissionchecks, provisioningrequestconfigs, "
+        "workloads (singulars and cq, lq, rf, wl, ac, prc too)",
+    )
+    get.add_argument("name", nargs="?", help="one by name (workloads: NAME or NAMESPACE/NAME)")
+    get.add_argument("-n", "--namespace", help="namespace (LocalQueues, workloads)")
+    get.add_argument("-o", "--output", choices=["table", "wide", "yaml", "json"], default="table")
+    get.add_argument("--pending", action="store_true", help="workloads: pending only")
+    get.add_argument("--cluster-queue", help="workloads: one ClusterQueue")
+
+    why = rest(commands, "why", "why a workload waits, what would help, when it may start")
+    why.add_argument("workload", metavar="NAMESPACE/NAME")
+    rest(commands, "top", "ClusterQueue quota usage bars")
+
+    history = rest(commands, "history", "a workload's history: time per reason, evictions, rows")
+    history.add_argument("workload", metavar="NAMESPACE/NAME")
+
+
+def dispatch_read(args: argparse.Namespace) -> int:
+    """Run one of ``READ_COMMANDS``."""
+    if args.command == "get":
+        from berth.cli import get as get_cli
+
+        return get_cli.get(args)
+    from berth.cli import why as why_cli
+
+    run = {"why": why_cli.why, "top": why_cli.top, "history": why_cli.history}
+    return run[args.command](args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -146,18 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="show what would change, as a diff, and change nothing",
     )
 
-    get = _rest(commands, "get", "list objects or workloads of a kind, or show one")
-    get.add_argument(
-        "kind",
-        help="clusterqueues, localqueues, cohorts, resourceflavors, priorityclasses, "
-        "namespaces, topologies, nodes, admissionchecks, provisioningrequestconfigs, "
-        "workloads (singulars and cq, lq, rf, wl, ac, prc too)",
-    )
-    get.add_argument("name", nargs="?", help="one by name (workloads: NAME or NAMESPACE/NAME)")
-    get.add_argument("-n", "--namespace", help="namespace (LocalQueues, workloads)")
-    get.add_argument("-o", "--output", choices=["table", "wide", "yaml", "json"], default="table")
-    get.add_argument("--pending", action="store_true", help="workloads: pending only")
-    get.add_argument("--cluster-queue", help="workloads: one ClusterQueue")
+    add_read_commands(commands, _rest)
 
     delete = _rest(commands, "delete", "delete objects or workloads by kind and name, or -f")
     delete.add_argument("kind", nargs="?", help="a kind, as berth get takes it (workload too)")
@@ -170,10 +200,6 @@ def build_parser() -> argparse.ArgumentParser:
     finish = _rest(commands, "finish", "mark a workload finished, releasing its quota")
     finish.add_argument("workload", metavar="NAMESPACE/NAME")
     finish.add_argument("-n", "--namespace", help="the namespace, when only NAME is given")
-
-    why = _rest(commands, "why", "why a workload waits, what would help, when it may start")
-    why.add_argument("workload", metavar="NAMESPACE/NAME")
-    _rest(commands, "top", "ClusterQueue quota usage bars")
 
     config_flag(node_cli.add_parser(commands))
     config_flag(audit_cli.add_parser(commands))
@@ -228,14 +254,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         from berth.cli import db as db_cli
 
         return db_cli.run(args)
-    if args.command in ("why", "top"):
-        from berth.cli import why as why_cli
-
-        return why_cli.why(args) if args.command == "why" else why_cli.top(args)
-    if args.command == "get":
-        from berth.cli import get as get_cli
-
-        return get_cli.get(args)
+    if args.command in READ_COMMANDS:
+        return dispatch_read(args)
     if args.command in ("apply", "delete"):
         from berth.cli import objects as objects_cli
 

@@ -1,5 +1,5 @@
-"""``berth why NS/NAME`` and ``berth top``, read commands over the REST API printed for
-people, and the workload table ``berth get workloads`` prints."""
+"""``berth why NS/NAME``, ``berth history NS/NAME`` and ``berth top``, read commands over
+the REST API printed for people, and the workload table ``berth get workloads`` prints."""
 
 from __future__ import annotations
 
@@ -34,10 +34,10 @@ NUMBERS = (
 
 def why(args: argparse.Namespace) -> int:
     """Explain why a workload waits, what would help, and when it may start."""
-    namespace, _, name = str(args.workload).partition("/")
-    if not namespace or not name:
-        print(f"{args.workload!r}: expected NAMESPACE/NAME", file=sys.stderr)
+    key = _key(args.workload)
+    if key is None:
         return EXIT_INVALID
+    namespace, name = key
     return guarded(
         args,
         lambda c: sys.stdout.write(
@@ -46,11 +46,31 @@ def why(args: argparse.Namespace) -> int:
     )
 
 
+def history(args: argparse.Namespace) -> int:
+    """A workload's history alone: the part ``why`` ends with."""
+    key = _key(args.workload)
+    if key is None:
+        return EXIT_INVALID
+    namespace, name = key
+    return guarded(
+        args,
+        lambda c: sys.stdout.write("\n".join(history_lines(c.history(namespace, name))) + "\n"),
+    )
+
+
 def top(args: argparse.Namespace) -> int:
     """ClusterQueue usage bars per flavor and resource, with pending counts."""
     return guarded(
         args, lambda c: sys.stdout.write(usage_bars(list(c.pages("/api/v1/status/clusterqueues"))))
     )
+
+
+def _key(workload: str) -> tuple[str, str] | None:
+    namespace, _, name = workload.partition("/")
+    if not namespace or not name:
+        print(f"{workload!r}: expected NAMESPACE/NAME", file=sys.stderr)
+        return None
+    return namespace, name
 
 
 def explain(workload: Mapping[str, Any], history: Mapping[str, Any]) -> str:

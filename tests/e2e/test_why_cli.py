@@ -4,37 +4,16 @@ real ``berth serve`` (embedded PostgreSQL, admission loop running)."""
 from __future__ import annotations
 
 import argparse
-import time
 from typing import Any
 
 import httpx
 import pytest
-from builders.manifests import job
+from builders.waiting_queue import seed_waiting_queue
 
 from berth.cli import why as why_cli
 from berth.cli.main import main
 
 Berth = Any  # the `berth` fixture of conftest.py
-GPU = "nvidia.com/gpu"
-POOL = f"""\
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {{name: h100}}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {{name: team-a}}
-spec:
-  namespaceSelector: {{}}
-  resourceGroups:
-    - coveredResources: [{GPU}]
-      flavors: [{{name: h100, resources: [{{name: {GPU}, nominalQuota: 4}}]}}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {{name: main, namespace: team-a}}
-spec: {{clusterQueue: team-a}}
-"""
 
 
 @pytest.fixture
@@ -43,15 +22,7 @@ def url(berth: Berth) -> str:
     berth.wait_ready()
     base = f"http://127.0.0.1:{berth.port}"
     with httpx.Client(base_url=base, timeout=10) as http:
-        assert http.post("/api/v1/apply", content=POOL).status_code == 200
-        # FIFO by submission time: each is answered before the next is sent, and creation
-        # stamps have microseconds, so no pause is needed to order them.
-        for name, gpus in (("runs", 4), ("waits", 2), ("also-waits", 1)):
-            assert http.post("/api/v1/workloads", json=job(name, gpus)).status_code == 201
-        deadline = time.monotonic() + 30
-        while http.get("/api/v1/workloads/team-a/also-waits").json()["reason"] != "WaitingForQuota":
-            assert time.monotonic() < deadline, "the admission loop did not evaluate the queue"
-            time.sleep(0.2)
+        seed_waiting_queue(http)
     return base
 
 

@@ -23,6 +23,7 @@ from builders.fakeapi.patches import (
     json_patch,
     merge_patch,
 )
+from builders.fakeapi.proxy import proxy
 from builders.fakeapi.selectors import Matcher, SelectorError, parse_selector
 from builders.fakeapi.store import BUILTIN, Change, Obj, Read, Resource, Store
 
@@ -69,7 +70,7 @@ async def _dispatch(store: Store, opts: Options, request: Request) -> Response:
     parts = [p for p in request.url.path.split("/") if p]
     method = request.method
     if parts[:1] == ["fake"]:
-        return _control(store, parts[1:])
+        return _control(store, parts[1:], request)
     if parts == ["version"]:
         return JSONResponse({"major": "1", "minor": "30", "gitVersion": "v1.30.0-berth-fake"})
     if parts == ["api"]:
@@ -91,6 +92,8 @@ async def _dispatch(store: Store, opts: Options, request: Request) -> Response:
     namespace: str | None = None
     if len(rest) >= 3 and rest[0] == "namespaces":
         namespace, rest = rest[1], rest[2:]
+    if group == "" and namespace and rest[:1] == ["services"] and rest[2:3] == ["proxy"]:
+        return await proxy(store, request, namespace, rest[1], rest[3:])
     if not 1 <= len(rest) <= 3:
         raise ApiError(404, "NotFound", f"the server could not find the path {request.url.path}")
     resource = store.find(group, version, rest[0])
@@ -131,7 +134,7 @@ async def _dispatch(store: Store, opts: Options, request: Request) -> Response:
     raise ApiError(405, "MethodNotAllowed", f"{method} is not allowed")
 
 
-def _control(store: Store, parts: list[str]) -> Response:
+def _control(store: Store, parts: list[str], request: Request) -> Response:
     if parts == ["compact"]:
         return JSONResponse({"compactedTo": store.compact()})
     if parts == ["reads"]:
@@ -140,6 +143,11 @@ def _control(store: Store, parts: list[str]) -> Response:
         # As an RBAC Role without the verbs would: every request on group/plural refused.
         store.forbidden.add(("" if parts[1] == "core" else parts[1], parts[2]))
         return JSONResponse({"forbidden": parts[1:]})
+    if parts[:1] == ["endpoints"] and len(parts) == 4:
+        # What the Service's ready pods would be: the one URL its proxy forwards to.
+        namespace, service, port = parts[1:]
+        store.proxy_targets[(namespace, service, int(port))] = request.query_params["url"]
+        return JSONResponse({"endpoints": parts[1:]})
     if parts == ["end-watches"]:
         store.end_watches()
         return JSONResponse({"ended": True})

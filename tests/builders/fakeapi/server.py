@@ -99,6 +99,11 @@ class FakeKubectl:
         """Create the namespace ``name`` (namespaced objects need theirs to exist)."""
         return self.create("/api/v1/namespaces", {"metadata": {"name": name}})
 
+    def serve(self, namespace: str, service: str, port: int, url: str) -> None:
+        """Let ``url`` stand for the endpoints behind port ``port`` of the Service: its
+        ``services/proxy`` subresource forwards there from now on."""
+        self._ok(self.http.post(f"/fake/endpoints/{namespace}/{service}/{port}", params={"url": url}))
+
     def end_watches(self) -> None:
         self._ok(self.http.post("/fake/end-watches"))
 

@@ -52,6 +52,7 @@ BUILTIN = (
     Resource("", "v1", "events", "Event", namespaced=True),
     Resource("", "v1", "pods", "Pod", namespaced=True, status=True),
     Resource("", "v1", "podtemplates", "PodTemplate", namespaced=True),
+    Resource("", "v1", "services", "Service", namespaced=True, status=True),
     Resource("batch", "v1", "jobs", "Job", namespaced=True, status=True),
     Resource("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True),
     Resource(
@@ -111,6 +112,8 @@ class Store:
         self.reads: list[Read] = []
         self.forbidden: set[tuple[str, str]] = set()  # resources every request is refused on
         self.schemas: dict[tuple[str, str], schemas.Schema] = {}  # a custom resource's CRD
+        # (namespace, Service, port) -> the URL standing for its endpoints (services/proxy)
+        self.proxy_targets: dict[tuple[str, str, int], str] = {}
         for name in INITIAL_NAMESPACES:
             self.create(self.resources[NAMESPACES], "", {"metadata": {"name": name}})
 
