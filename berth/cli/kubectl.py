@@ -23,7 +23,7 @@ from berth.cli.client import EXIT_FAILED, Endpoint, add_server_flag
 from berth.cli.main import EXIT_INVALID, add_read_commands, config_flag, dispatch_read
 from quota.core.errors import BerthError
 
-# The Service deploy/berth.yaml creates (tests/e2e/test_kubectl_plugin.py holds them equal).
+# The Service deploy/base/berth.yaml creates (tests/e2e/test_kubectl_plugin.py holds them equal).
 SERVICE_NAMESPACE = "berth-system"
 SERVICE = "berth"
 SERVICE_PORT = "80"

@@ -49,7 +49,7 @@ def berth_url(
 
 @pytest.fixture(scope="module")
 def cluster(berth_url: str) -> Iterator[FakeApiServer]:
-    """A fake API server with deploy/berth.yaml's Service, its endpoints the Berth above."""
+    """A fake API server with deploy/base/berth.yaml's Service, its endpoints the Berth above."""
     api = FakeApiServer().start()
     kubectl = api.client()
     try:
@@ -165,7 +165,7 @@ def test_kubectl_berth_says_what_it_could_not_reach(env: dict[str, str], flags: 
 
 
 def test_defaults_name_the_service_deploy_creates() -> None:
-    documents = yaml.safe_load_all((REPO / "deploy" / "berth.yaml").read_text())
+    documents = yaml.safe_load_all((REPO / "deploy" / "base" / "berth.yaml").read_text())
     service = next(d for d in documents if d and d["kind"] == "Service")
     ports = [str(p["port"]) for p in service["spec"]["ports"]]
     assert (service["metadata"]["namespace"], service["metadata"]["name"]) == (plugin.SERVICE_NAMESPACE, plugin.SERVICE)
