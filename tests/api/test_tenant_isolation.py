@@ -157,6 +157,7 @@ def api(served: tuple[World, httpx.Client]) -> httpx.Client:
 SKIPPED: dict[str, str] = {}
 # GET operations only an admin token may call, and why: the walk checks that a tenant is
 # refused them (403), and that the refusal names nothing either.
+VISIBILITY = [f"/apis/visibility.kueue.x-k8s.io/{v}" for v in ("v1beta2", "v1beta1")]
 ADMIN_ONLY: dict[str, str] = {
     "/api/v1/audit": "the audit log shows every namespace's objects as they were stored",
 }
@@ -197,6 +198,19 @@ def _fills(world: World, api: httpx.Client) -> dict[str, list[tuple[str, dict[st
             (f"/api/v1/localqueues/{MINE}/{cq}", {}) for cq in QUEUES
         ],
         "/api/v1/{plural}": [(f"/api/v1/{plural}", {}) for plural in plurals],
+        **{
+            f"{visibility}/clusterqueues/{{name}}/pendingworkloads": [
+                (f"{visibility}/clusterqueues/{cq}/pendingworkloads", {}) for cq in QUEUES
+            ]
+            for visibility in VISIBILITY
+        },
+        **{
+            f"{visibility}/namespaces/{{namespace}}/localqueues/{{name}}/pendingworkloads": [
+                (f"{visibility}/namespaces/{MINE}/localqueues/{cq}/pendingworkloads", {})
+                for cq in QUEUES
+            ]
+            for visibility in VISIBILITY
+        },
         "/api/v1/{plural}/{name}": [(f"/api/v1/{p}/{n}", {}) for p, n in cluster_scoped],
     }
     assert all(fills.values()), fills  # every templated route is called at least once
