@@ -1,0 +1,232 @@
+"""The read-only MCP server, driven by the ``mcp`` SDK's own client: over streamable HTTP at
+``/mcp`` of a served app (behind its bearer tokens) and over stdio by spawning ``berth mcp``.
+Every tool's structured answer is the REST answer for the same ledger and caller; a tenant
+sees no other namespace's work; nothing is written."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+import sqlalchemy as sa
+from builders.reads import World, serve
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from api.auth import parse_tokens
+from quota.core.model import NodeHealth
+from quota.ledger import nodes as ledger_nodes
+from quota.ledger.connect import Transactions, read_only
+
+pytestmark = pytest.mark.db
+
+TOKENS = parse_tokens("root-secret-token-1:admin,tenant-secret-token-3:read:team-a")
+ADMIN = {"authorization": "Bearer root-secret-token-1"}
+TENANT = {"authorization": "Bearer tenant-secret-token-3"}
+GPU = "nvidia.com/gpu"
+TOOLS = {"why_pending", "queue_status", "list_pending", "usage", "node_health",
+         "workload_history", "audit"}  # fmt: skip
+OBJECTS = "---\n".join(
+    [
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: h100}\n",
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: shared}\n"
+        "spec:\n  namespaceSelector: {}\n  resourceGroups:\n"
+        f"    - coveredResources: [{GPU}]\n      flavors:\n        - name: h100\n"
+        f"          resources:\n            - {{name: {GPU}, nominalQuota: 8}}\n",
+        *(
+            "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
+            f"metadata: {{name: main, namespace: {ns}}}\nspec: {{clusterQueue: shared}}\n"
+            for ns in ("team-a", "rival")
+        ),
+        "apiVersion: v1\nkind: Node\nmetadata: {name: gpu-1}\n"
+        f"status:\n  capacity: {{{GPU}: '8'}}\n  allocatable: {{{GPU}: '8'}}\n",
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def ledger(pg_server: Any, migrated_template: str) -> Iterator[str]:
+    """Rival's work holds the quota team-a waits for; a finished job; a cordoned node."""
+    url = pg_server.create(template=migrated_template)
+    w = World(url)
+    try:
+        w.apply(OBJECTS)
+        w.submit("done", 2, "team-a", queue="main")
+        w.cycle()
+        w.advance(minutes=10)
+        w.finish("team-a", "done")
+        w.submit("their-hog", 8, "rival", queue="main")
+        w.cycle()
+        w.advance(minutes=1)
+        w.submit("want", 4, "team-a", queue="main")
+        w.cycle()
+        with w.sessions() as session:
+            ledger_nodes.set_health(session, "gpu-1", NodeHealth.HEALTHY, NodeHealth.CORDONED,
+                                    why="fan failure", actor="test")  # fmt: skip
+        yield url
+    finally:
+        w.close()
+        pg_server.drop(url)
+
+
+@pytest.fixture(scope="module")
+def api(ledger: str) -> Iterator[httpx.Client]:
+    with serve(ledger, TOKENS) as client:
+        yield client
+
+
+@asynccontextmanager
+async def over_http(api: httpx.Client, headers: dict[str, str]) -> AsyncIterator[Client]:
+    async with httpx2.AsyncClient(headers=headers, timeout=10) as http:
+        transport = streamable_http_client(str(api.base_url.join("/mcp")), http_client=http)
+        async with Client(transport) as client:
+            yield client
+
+
+def over_stdio(url: str) -> Client:
+    berth = shutil.which("berth", path=str(Path(sys.executable).parent)) or "berth"
+    return Client(StdioServerParameters(command=berth, args=["mcp", "--database-url", url]))
+
+
+# Each tool's call, and the REST read that answers the same question.
+CALLS = [
+    pytest.param("why_pending", {"namespace": "team-a", "name": "want"},
+                 "/api/v1/workloads/team-a/want", {}, id="why a workload waits"),
+    pytest.param("queue_status", {"cluster_queue": "shared"},
+                 "/api/v1/clusterqueues/shared", {}, id="a ClusterQueue's live status"),
+    pytest.param("list_pending", {"cluster_queue": "shared", "limit": 5},
+                 "/api/v1/workloads", {"state": "Pending", "clusterQueue": "shared", "limit": 5},
+                 id="pending work, filtered"),
+    pytest.param("list_pending", {"reason": "WaitingForQuota"},
+                 "/api/v1/workloads", {"state": "Pending", "reason": "WaitingForQuota"},
+                 id="pending work by wait reason"),
+    pytest.param("usage", {"window": "1d", "group_by": "namespace"},
+                 "/api/v1/usage", {"groupBy": "namespace"}, id="metered usage over a window"),
+    pytest.param("node_health", {}, "/api/v1/node-health", {}, id="every node's health"),
+    pytest.param("node_health", {"node": "gpu-1"}, "/api/v1/nodes/gpu-1/history", {},
+                 id="one node's health history"),
+    pytest.param("workload_history", {"namespace": "team-a", "name": "done"},
+                 "/api/v1/workloads/team-a/done/history", {}, id="a finished workload's timeline"),
+    pytest.param("audit", {"kind": "ClusterQueue"}, "/api/v1/audit", {"kind": "ClusterQueue"},
+                 id="the audit log, filtered by kind"),
+]  # fmt: skip
+
+
+def _same(tool: dict[str, Any] | None, rest: dict[str, Any]) -> bool:
+    """Equal, but for an estimated start: computed from the clock when each answer is made."""
+    if tool is None:
+        return False
+    tool, rest = dict(tool), dict(rest)
+    at = [d.pop("estimatedStart", None) for d in (tool, rest)]
+    if at[0] is not None and at[1] is not None:
+        first, second = (datetime.fromisoformat(e.pop("at")) for e in at)
+        if abs(first - second) > timedelta(seconds=5):
+            return False
+    return tool == rest and at[0] == at[1]
+
+
+def _rest(api: httpx.Client, path: str, params: dict[str, Any], data: dict[str, Any],
+          headers: dict[str, str]) -> Any:  # fmt: skip
+    if path == "/api/v1/usage":  # the window the tool chose, as from/to
+        params = {**params, "from": data["from"], "to": data["to"]}
+    response = api.get(path, params=params, headers=headers)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+@pytest.mark.parametrize(("tool", "arguments", "path", "params"), CALLS)
+@pytest.mark.parametrize("caller", [pytest.param(ADMIN, id="admin"),
+                                    pytest.param(TENANT, id="tenant")])  # fmt: skip
+async def test_each_tool_answers_what_rest_answers_over_http(
+    api: httpx.Client, caller: dict[str, str], tool: str, arguments: dict[str, Any],
+    path: str, params: dict[str, Any],
+) -> None:  # fmt: skip
+    async with over_http(api, caller) as client:
+        result = await client.call_tool(tool, arguments)
+    if tool == "audit" and caller is TENANT:
+        assert result.is_error and "Forbidden" in result.content[0].text  # type: ignore[union-attr]
+        assert api.get(path, params=params, headers=caller).status_code == 403
+        return
+    assert not result.is_error, result.content
+    data = result.structured_content
+    assert _same(data, _rest(api, path, params, data or {}, caller))
+    assert result.content[0].text.strip()  # type: ignore[union-attr]
+
+
+async def test_stdio_lists_every_tool_read_only_and_answers_as_rest(
+    api: httpx.Client, ledger: str
+) -> None:
+    async with over_stdio(ledger) as client:
+        listed = (await client.list_tools()).tools
+        answers = [await client.call_tool(c.values[0], c.values[1]) for c in CALLS]  # type: ignore[arg-type]
+    assert {t.name for t in listed} == TOOLS
+    assert all(t.annotations and t.annotations.read_only_hint for t in listed)
+    for call, result in zip(CALLS, answers, strict=True):
+        _, _, path, params = call.values
+        data = result.structured_content
+        assert _same(data, _rest(api, path, params, data or {}, ADMIN)), call.id  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        pytest.param("why_pending", {"namespace": "rival", "name": "their-hog"},
+                     id="another namespace's workload is refused"),
+        pytest.param("workload_history", {"namespace": "rival", "name": "their-hog"},
+                     id="another namespace's history is refused"),
+        pytest.param("list_pending", {"namespace": "rival"},
+                     id="another namespace's pending list is refused"),
+    ],
+)  # fmt: skip
+async def test_a_tenant_cannot_see_another_namespace(
+    api: httpx.Client, tool: str, arguments: dict[str, Any]
+) -> None:
+    async with over_http(api, ADMIN) as client:
+        allowed = await client.call_tool(tool, arguments)
+        named = await client.call_tool("why_pending", {"namespace": "team-a", "name": "want"})
+    async with over_http(api, TENANT) as client:
+        refused = await client.call_tool(tool, arguments)
+        mine = await client.call_tool("why_pending", {"namespace": "team-a", "name": "want"})
+        pending = await client.call_tool("list_pending", {})
+    assert not allowed.is_error
+    assert refused.is_error and "Forbidden" in refused.content[0].text  # type: ignore[union-attr]
+    # Their work holds the quota mine waits for: named to an admin, to the tenant only counted.
+    assert "rival/their-hog" in str(named.structured_content)
+    assert "rival" not in str(mine.structured_content) + str(mine.content)
+    assert "their-hog" not in str(pending.structured_content) + str(pending.content)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [pytest.param({}, id="no token"),
+     pytest.param({"authorization": "Bearer not-a-token-of-this-server"}, id="a wrong token")],
+)  # fmt: skip
+def test_an_unauthenticated_request_is_refused(api: httpx.Client, headers: dict[str, str]) -> None:
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    response = api.post("/mcp", json=initialize, headers=headers)
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == "Bearer"
+
+
+async def test_no_tool_writes(api: httpx.Client, ledger: str) -> None:
+    before = api.get("/api/v1/audit", headers=ADMIN).json()["items"]
+    async with over_http(api, ADMIN) as client:
+        for call in CALLS:
+            await client.call_tool(call.values[0], call.values[1])  # type: ignore[arg-type]
+    assert api.get("/api/v1/audit", headers=ADMIN).json()["items"] == before
+    # And the transaction every tool runs in refuses a write outright.
+    engine = sa.create_engine(ledger, poolclass=sa.NullPool)
+    try:
+        with pytest.raises(sa.exc.InternalError, match="read-only transaction"), read_only(Transactions(engine))() as session:
+            session.execute(sa.text("DELETE FROM workloads"))
+    finally:
+        engine.dispose()
