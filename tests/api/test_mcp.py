@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import shutil
 import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+import anyio
 import httpx
 import httpx2
 import pytest
@@ -21,6 +21,7 @@ from builders.reads import World, serve
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult, TextContent, Tool
 
 from api.auth import parse_tokens
 from quota.core.model import NodeHealth
@@ -84,17 +85,36 @@ def api(ledger: str) -> Iterator[httpx.Client]:
         yield client
 
 
-@asynccontextmanager
-async def over_http(api: httpx.Client, headers: dict[str, str]) -> AsyncIterator[Client]:
-    async with httpx2.AsyncClient(headers=headers, timeout=10) as http:
-        transport = streamable_http_client(str(api.base_url.join("/mcp")), http_client=http)
-        async with Client(transport) as client:
-            yield client
+Call = tuple[str, dict[str, Any]]
 
 
-def over_stdio(url: str) -> Client:
+def over_http(api: httpx.Client, headers: dict[str, str], *calls: Call) -> list[CallToolResult]:
+    """``calls`` made in one session with the server at ``/mcp`` of ``api``."""
+
+    async def session() -> list[CallToolResult]:
+        async with httpx2.AsyncClient(headers=headers, timeout=10) as http:
+            transport = streamable_http_client(str(api.base_url.join("/mcp")), http_client=http)
+            async with Client(transport) as client:
+                return [await client.call_tool(tool, arguments) for tool, arguments in calls]
+
+    return anyio.run(session)
+
+
+def over_stdio(url: str, *calls: Call) -> tuple[list[Tool], list[CallToolResult]]:
+    """The tools ``berth mcp`` lists, and ``calls`` made to it, spawned over ``url``."""
     berth = shutil.which("berth", path=str(Path(sys.executable).parent)) or "berth"
-    return Client(StdioServerParameters(command=berth, args=["mcp", "--database-url", url]))
+
+    async def session() -> tuple[list[Tool], list[CallToolResult]]:
+        server = StdioServerParameters(command=berth, args=["mcp", "--database-url", url])
+        async with Client(server) as client:
+            listed = (await client.list_tools()).tools
+            return listed, [await client.call_tool(tool, arguments) for tool, arguments in calls]
+
+    return anyio.run(session)
+
+
+def _text(result: CallToolResult) -> str:
+    return " ".join(c.text for c in result.content if isinstance(c, TextContent))
 
 
 # Each tool's call, and the REST read that answers the same question.
@@ -119,6 +139,9 @@ CALLS = [
     pytest.param("audit", {"kind": "ClusterQueue"}, "/api/v1/audit", {"kind": "ClusterQueue"},
                  id="the audit log, filtered by kind"),
 ]  # fmt: skip
+
+
+TOOL_CALLS = [cast(Call, tuple(c.values[:2])) for c in CALLS]
 
 
 def _same(tool: dict[str, Any] | None, rest: dict[str, Any]) -> bool:
@@ -146,28 +169,25 @@ def _rest(api: httpx.Client, path: str, params: dict[str, Any], data: dict[str, 
 @pytest.mark.parametrize(("tool", "arguments", "path", "params"), CALLS)
 @pytest.mark.parametrize("caller", [pytest.param(ADMIN, id="admin"),
                                     pytest.param(TENANT, id="tenant")])  # fmt: skip
-async def test_each_tool_answers_what_rest_answers_over_http(
+def test_each_tool_answers_what_rest_answers_over_http(
     api: httpx.Client, caller: dict[str, str], tool: str, arguments: dict[str, Any],
     path: str, params: dict[str, Any],
 ) -> None:  # fmt: skip
-    async with over_http(api, caller) as client:
-        result = await client.call_tool(tool, arguments)
+    [result] = over_http(api, caller, (tool, arguments))
     if tool == "audit" and caller is TENANT:
-        assert result.is_error and "Forbidden" in result.content[0].text  # type: ignore[union-attr]
+        assert result.is_error and "Forbidden" in _text(result)
         assert api.get(path, params=params, headers=caller).status_code == 403
         return
     assert not result.is_error, result.content
     data = result.structured_content
     assert _same(data, _rest(api, path, params, data or {}, caller))
-    assert result.content[0].text.strip()  # type: ignore[union-attr]
+    assert _text(result).strip()
 
 
-async def test_stdio_lists_every_tool_read_only_and_answers_as_rest(
+def test_stdio_lists_every_tool_read_only_and_answers_as_rest(
     api: httpx.Client, ledger: str
 ) -> None:
-    async with over_stdio(ledger) as client:
-        listed = (await client.list_tools()).tools
-        answers = [await client.call_tool(c.values[0], c.values[1]) for c in CALLS]  # type: ignore[arg-type]
+    listed, answers = over_stdio(ledger, *TOOL_CALLS)
     assert {t.name for t in listed} == TOOLS
     assert all(t.annotations and t.annotations.read_only_hint for t in listed)
     for call, result in zip(CALLS, answers, strict=True):
@@ -187,22 +207,19 @@ async def test_stdio_lists_every_tool_read_only_and_answers_as_rest(
                      id="another namespace's pending list is refused"),
     ],
 )  # fmt: skip
-async def test_a_tenant_cannot_see_another_namespace(
+def test_a_tenant_cannot_see_another_namespace(
     api: httpx.Client, tool: str, arguments: dict[str, Any]
 ) -> None:
-    async with over_http(api, ADMIN) as client:
-        allowed = await client.call_tool(tool, arguments)
-        named = await client.call_tool("why_pending", {"namespace": "team-a", "name": "want"})
-    async with over_http(api, TENANT) as client:
-        refused = await client.call_tool(tool, arguments)
-        mine = await client.call_tool("why_pending", {"namespace": "team-a", "name": "want"})
-        pending = await client.call_tool("list_pending", {})
+    why_mine: Call = ("why_pending", {"namespace": "team-a", "name": "want"})
+    allowed, named = over_http(api, ADMIN, (tool, arguments), why_mine)
+    refused, mine, pending = over_http(api, TENANT, (tool, arguments), why_mine,
+                                       ("list_pending", {}))  # fmt: skip
     assert not allowed.is_error
-    assert refused.is_error and "Forbidden" in refused.content[0].text  # type: ignore[union-attr]
+    assert refused.is_error and "Forbidden" in _text(refused)
     # Their work holds the quota mine waits for: named to an admin, to the tenant only counted.
     assert "rival/their-hog" in str(named.structured_content)
-    assert "rival" not in str(mine.structured_content) + str(mine.content)
-    assert "their-hog" not in str(pending.structured_content) + str(pending.content)
+    assert "rival" not in str(mine.structured_content) + _text(mine)
+    assert "their-hog" not in str(pending.structured_content) + _text(pending)
 
 
 @pytest.mark.parametrize(
@@ -217,16 +234,15 @@ def test_an_unauthenticated_request_is_refused(api: httpx.Client, headers: dict[
     assert response.headers["www-authenticate"] == "Bearer"
 
 
-async def test_no_tool_writes(api: httpx.Client, ledger: str) -> None:
+def test_no_tool_writes(api: httpx.Client, ledger: str) -> None:
     before = api.get("/api/v1/audit", headers=ADMIN).json()["items"]
-    async with over_http(api, ADMIN) as client:
-        for call in CALLS:
-            await client.call_tool(call.values[0], call.values[1])  # type: ignore[arg-type]
+    over_http(api, ADMIN, *TOOL_CALLS)
     assert api.get("/api/v1/audit", headers=ADMIN).json()["items"] == before
     # And the transaction every tool runs in refuses a write outright.
     engine = sa.create_engine(ledger, poolclass=sa.NullPool)
     try:
-        with pytest.raises(sa.exc.InternalError, match="read-only transaction"), read_only(Transactions(engine))() as session:
+        refused = pytest.raises(sa.exc.InternalError, match="read-only transaction")
+        with refused, read_only(Transactions(engine))() as session:
             session.execute(sa.text("DELETE FROM workloads"))
     finally:
         engine.dispose()
