@@ -50,7 +50,7 @@ WORKER_THREADS = 8
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     anyio.to_thread.current_default_thread_limiter().total_tokens = WORKER_THREADS
-    async with app.state.berth_mcp.session_manager.run():  # /mcp's transport
+    async with mcp.http_transport(app.state.berth_mcp):  # /mcp
         yield
 
 
@@ -103,7 +103,7 @@ def create_app(context: AppContext, *, simulation: SimulationLimits | None = Non
     app.include_router(demand.router, dependencies=read, responses=read_errors)
     app.include_router(visibility.router, dependencies=read, responses=read_errors)
     # The MCP tools are the read routes above, called with the caller a read token names.
-    transport = mcp.Guarded(mcp.http_app(app.state.berth_mcp), lambda: tuple(context.tokens))
+    transport = mcp.Guarded(app.state.berth_mcp, lambda: tuple(context.tokens))
     app.router.routes.append(Route(mcp.PATH, transport, methods=["GET", "POST", "DELETE"]))
     # last: its /{plural} paths would shadow fixed ones
     app.include_router(objects.router, dependencies=read, responses=read_errors)

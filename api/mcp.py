@@ -18,6 +18,7 @@ import dataclasses
 import json
 import re
 from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
@@ -28,7 +29,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from api import auth
 from api.auth import Grant
@@ -189,24 +190,25 @@ def http_caller(ctx: Context) -> Grant | None:
     return grant
 
 
-def http_app(server: MCPServer) -> ASGIApp:
-    """The streamable HTTP transport (stateless, JSON answers); run its session manager in
-    the app's lifespan (``server.session_manager.run()``)."""
+def http_transport(server: MCPServer) -> AbstractAsyncContextManager[None]:
+    """Run the streamable HTTP transport (stateless, JSON answers) for one lifespan of the
+    app: a session manager runs once, so each lifespan gets a new one."""
     # Bearer tokens authenticate every request, as on every other route; the SDK's
     # Host-header check (DNS rebinding) would refuse the names Berth is served under.
     server.streamable_http_app(
         streamable_http_path=PATH, stateless_http=True, json_response=True,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )  # fmt: skip
-    return server.session_manager.handle_request
+    return server.session_manager.run()
 
 
 class Guarded:
-    """``app`` behind the read scope of ``api.auth``: 401 without a valid token. (A class,
-    not a closure: Starlette's ``Route`` treats a plain function as a request handler.)"""
+    """``server``'s transport (``http_transport``) behind the read scope of ``api.auth``:
+    401 without a valid token. (A class, not a closure: Starlette's ``Route`` treats a plain
+    function as a request handler.)"""
 
-    def __init__(self, app: ASGIApp, tokens: Callable[[], tuple[Grant, ...]]) -> None:
-        self.app = app
+    def __init__(self, server: MCPServer, tokens: Callable[[], tuple[Grant, ...]]) -> None:
+        self.server = server
         self.tokens = tokens
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -222,7 +224,7 @@ class Guarded:
                 await response(scope, receive, send)
                 return
             scope.setdefault("state", {})[_GRANT] = grant
-        await self.app(scope, receive, send)
+        await self.server.session_manager.handle_request(scope, receive, send)
 
 
 Summary = Callable[[dict[str, Any]], str]

@@ -17,12 +17,14 @@ import httpx
 import httpx2
 import pytest
 import sqlalchemy as sa
-from builders.reads import World, serve
+from builders.reads import World, berth_context, serve
+from builders.served import engine_for, running
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent, Tool
 
+from api.app import create_app
 from api.auth import parse_tokens
 from quota.core.model import NodeHealth
 from quota.ledger import nodes as ledger_nodes
@@ -237,6 +239,16 @@ def test_an_unauthenticated_request_is_refused(api: httpx.Client, headers: dict[
     response = api.post("/mcp", json=initialize, headers=headers)
     assert response.status_code == 401
     assert response.headers["www-authenticate"] == "Bearer"
+
+
+def test_the_same_app_serves_mcp_again_after_a_restart(ledger: str) -> None:
+    """A session manager runs once: each lifespan of the app must get its own."""
+    with engine_for(ledger) as engine:
+        app = create_app(berth_context(engine, TOKENS))
+        for _ in range(2):
+            with running(app) as base, httpx.Client(base_url=base) as api:
+                [result] = over_http(api, ADMIN, ("node_health", {}))
+                assert not result.is_error, result.content
 
 
 def test_no_tool_writes(api: httpx.Client, ledger: str) -> None:
