@@ -129,7 +129,7 @@ def build(context: AppContext, caller_of: CallerOf, objects: QuotaObjectCache) -
         """Metered resource-seconds, waste, fault time and cost per group over the last
         ``window`` (GET /api/v1/usage?from=…&to=…&groupBy=…)."""
         end = datetime.now(UTC)
-        start = end - _window(window)
+        start = _window_start(window, end)
         return answer(
             ctx,
             lambda c: ledger_read(lambda ledger: status.get_usage(ledger, c, start, end, group_by)),
@@ -239,14 +239,15 @@ def _jsonable(value: Any) -> dict[str, Any]:
     return dumped
 
 
-def _window(text: str) -> timedelta:
+def _window_start(text: str, end: datetime) -> datetime:
+    """When a window of ``text`` (``30m``, ``24h``, ``7d``) ending at ``end`` begins."""
     found = _WINDOW.match(text)
     if found is None or int(found.group(1)) == 0:
         raise ToolError(f"window {text!r}: expected a positive count and s, m, h or d (24h)")
     try:
-        return timedelta(**{_UNITS[found.group(2)]: int(found.group(1))})
+        return end - timedelta(**{_UNITS[found.group(2)]: int(found.group(1))})
     except OverflowError:
-        raise ToolError(f"window {text!r} is too long") from None
+        raise ToolError(f"window {text!r} reaches before year 1") from None
 
 
 def _why_summary(w: Mapping[str, Any]) -> str:

@@ -241,6 +241,20 @@ def test_an_unauthenticated_request_is_refused(api: httpx.Client, headers: dict[
     assert response.headers["www-authenticate"] == "Bearer"
 
 
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [pytest.param({"window": "0h"}, "positive count", id="an empty window"),
+     pytest.param({"window": "1 week"}, "s, m, h or d", id="a unit it does not know"),
+     pytest.param({"window": "99999999d"}, "before year 1", id="a window before year 1"),
+     pytest.param({"group_by": "team"}, "groupBy takes distinct names", id="an unknown group")],
+)  # fmt: skip
+def test_a_bad_usage_question_is_answered_with_what_is_wrong(
+    api: httpx.Client, arguments: dict[str, Any], said: str
+) -> None:
+    [result] = over_http(api, ADMIN, ("usage", arguments))
+    assert result.is_error and said in _text(result)
+
+
 def test_the_same_app_serves_mcp_again_after_a_restart(ledger: str) -> None:
     """A session manager runs once: each lifespan of the app must get its own."""
     with engine_for(ledger) as engine:
