@@ -8,7 +8,6 @@
   ``kubectl``: ``kubectl berth``, the read commands (``get``, ``why``, ``top``,
   ``history``) through the API server's service proxy.
 - ``client``: the REST client (every command above but ``simulate``, ``db`` and ``mcp``
-  goes to the
-  one server it names); ``manifests``: reading ``-f`` files; ``kinds``: kind names;
-  ``tables``: plain-text tables; ``history``: the history lines of ``why``.
+  goes to the one server it names); ``manifests``: reading ``-f`` files; ``kinds``: kind
+  names; ``tables``: plain-text tables; ``history``: the history lines of ``why``.
 """
