@@ -10,5 +10,6 @@
 - ``pagination``, ``responses``, ``estimate``: cursors, fast response serialisation, start
   estimates.
 - ``metrics``: ``/metrics``; ``metrics_kueue``: Kueue's metric names beside Berth's.
+- ``mcp``: the read-only MCP server at ``/mcp`` (and ``berth mcp``): the read routes as tools.
 - ``routers``: one per resource; ``schemas``: response models; ``static``: the dashboard.
 """

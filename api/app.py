@@ -10,9 +10,10 @@ import anyio.to_thread
 from fastapi import Depends, FastAPI
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute, iter_route_contexts
+from starlette.routing import Route
 
 from admission.simulate.limits import SimulationLimits
-from api import auth, deps, docs, errors, metrics, openapi
+from api import auth, deps, docs, errors, mcp, metrics, openapi
 from api.body_limit import BodyLimit
 from api.deps import AppContext
 from api.guards import no_nul
@@ -47,9 +48,10 @@ WORKER_THREADS = 8
 
 
 @asynccontextmanager
-async def _worker_threads(_: FastAPI) -> AsyncIterator[None]:
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     anyio.to_thread.current_default_thread_limiter().total_tokens = WORKER_THREADS
-    yield
+    async with mcp.http_transport(app.state.berth_mcp):  # /mcp
+        yield
 
 
 def create_app(context: AppContext, *, simulation: SimulationLimits | None = None) -> FastAPI:
@@ -59,12 +61,13 @@ def create_app(context: AppContext, *, simulation: SimulationLimits | None = Non
         title="Berth",
         version="0.1.0",
         summary="Job queueing and quota admission for shared GPU clusters",
-        lifespan=_worker_threads,
+        lifespan=_lifespan,
         docs_url=None,  # api.docs serves both pages from packaged assets
         redoc_url=None,
     )
     app.state.berth = context
     app.state.berth_quota_objects = QuotaObjectCache()
+    app.state.berth_mcp = mcp.build(context, mcp.http_caller, app.state.berth_quota_objects)
     simulate.install(app, simulation or SimulationLimits())
     errors.install(app)
     auth.install(app)
@@ -99,6 +102,9 @@ def create_app(context: AppContext, *, simulation: SimulationLimits | None = Non
     app.include_router(status.router, dependencies=read, responses=read_errors)
     app.include_router(demand.router, dependencies=read, responses=read_errors)
     app.include_router(visibility.router, dependencies=read, responses=read_errors)
+    # The MCP tools are the read routes above, called with the caller a read token names.
+    transport = mcp.Guarded(app.state.berth_mcp, lambda: tuple(context.tokens))
+    app.router.routes.append(Route(mcp.PATH, transport, methods=["GET", "POST", "DELETE"]))
     # last: its /{plural} paths would shadow fixed ones
     app.include_router(objects.router, dependencies=read, responses=read_errors)
     check_routes(app)

@@ -165,6 +165,12 @@ async def admin(caller: Annotated[Grant | None, Depends(reader)]) -> Grant | Non
 async def admin_reader(caller: Annotated[Grant | None, Depends(reader)]) -> Grant | None:
     """Dependency of the reads that show every namespace as stored (the audit log): an
     admin token."""
+    return require_admin_reader(caller)
+
+
+def require_admin_reader(caller: Grant | None) -> Grant | None:
+    """``Forbidden`` unless ``caller`` may read every namespace as stored (an admin token,
+    or auth off): ``admin_reader``'s rule, for callers outside FastAPI's dependencies."""
     return _admin_only(
         caller, "only an admin token may read this: it shows every namespace's objects as stored"
     )

@@ -13,6 +13,7 @@ from typing import Any
 from berth.bench.arguments import add_arguments as bench_arguments
 from berth.cli import audit as audit_cli
 from berth.cli import check as check_cli
+from berth.cli import mcp as mcp_cli
 from berth.cli import node as node_cli
 from berth.cli.client import add_server_flag
 from quota.core.errors import BerthError
@@ -204,6 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     config_flag(node_cli.add_parser(commands))
     config_flag(audit_cli.add_parser(commands))
     config_flag(check_cli.add_parser(commands))
+    _database_flags(mcp_cli.add_parser(commands))
 
     simulate = commands.add_parser("simulate", help="run a what-if scenario offline")
     simulate.add_argument("file", help="scenario YAML (- for standard input)")
@@ -272,6 +274,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return audit_cli.run(args)
     if args.command == "check":
         return check_cli.run(args)
+    if args.command == "mcp":
+        return mcp_cli.run(args)
     if args.command == "simulate":
         from berth.cli import simulate as simulate_cli
 

@@ -10,8 +10,8 @@ read waits as long as the kernel's defaults, which is hours).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,3 +115,20 @@ class Transactions:
     def __call__(self) -> Iterator[Session]:
         with translated_errors(), self._sessions.begin() as session:
             yield session
+
+
+ReadOnlyScope = Callable[[], AbstractContextManager[Session]]
+
+
+def read_only(scope: ReadOnlyScope) -> ReadOnlyScope:
+    """``scope``'s transactions, each declared ``READ ONLY`` before its first statement:
+    PostgreSQL refuses any write in them (the MCP tools' guarantee that they change nothing)."""
+
+    @contextmanager
+    def read_only_scope() -> Iterator[Session]:
+        with scope() as session:
+            session.execute(sa.text("SET TRANSACTION READ ONLY"))
+            yield session
+
+    return read_only_scope
+

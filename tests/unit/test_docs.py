@@ -9,6 +9,7 @@ docs/) to a file or heading that is not there.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from pathlib import Path
@@ -17,10 +18,12 @@ from typing import Any
 import pytest
 from builders.paths import REPO
 from builders.reads import berth_context
+from starlette.routing import Route
 
 from admission.simulate.output import to_dict
 from admission.simulate.run import simulate
 from admission.simulate.scenario import _DELETE_KEYS, _STEP_KEYS, _TOP_KEYS, parse_scenario
+from api import mcp
 from api.app import create_app
 from quota.core.reasons import EvictionReason, PreemptionCause, WaitReason
 from quota.manifests.configuration import KEYS as CONFIG_KEYS
@@ -96,6 +99,18 @@ def test_every_route_of_the_openapi_document_is_documented_and_nothing_else_is()
     operations = _operations()
     assert not operations - set(documented), "routes without a line in docs/rest.md"
     assert not set(documented) - operations, "docs/rest.md lists routes the app lacks"
+
+
+def test_the_mcp_route_and_every_tool_are_documented_and_nothing_else_is() -> None:
+    engine: Any = None  # listing the tools touches no ledger
+    app = create_app(berth_context(engine))
+    routes, tools = (_rows(table) for table in _section("rest.md", "The MCP server").split("\n\n")
+                     if table.startswith("|"))  # fmt: skip
+    served = {f"POST {r.path}" for r in app.routes
+              if isinstance(r, Route) and r.path == mcp.PATH and "POST" in (r.methods or ())}
+    assert {_code(row[0]) for row in routes} == served == {f"POST {mcp.PATH}"}
+    listed = asyncio.run(app.state.berth_mcp.list_tools())
+    assert [_code(row[0]) for row in tools] == [tool.name for tool in listed]
 
 
 # --- scenarios -------------------------------------------------------------------------------
