@@ -149,8 +149,12 @@ def find_victims(
         return None  # it would borrow what it is short of: it may not preempt for that
     under = all(tree.usage(name, fr) < tree.nominal(name, fr) for fr in short)
     mine = _own_holders(search, cq, preemptor)  # Victims are built only if a search runs
-    held = [search.holdings.usage[key] for key, _ in mine]
-    own_held = {fr: sum(usage.get(fr, 0) for usage in held) for fr in needed}
+    own_held = dict.fromkeys(needed, 0)
+    held_by = search.holdings.usage
+    for key, _ in mine:
+        for fr, amount in held_by[key].items():
+            if fr in own_held:
+                own_held[fr] += amount
     # Without room to get within nominal by evicting its own work, no pass that must fit
     # without borrowing can succeed: the other queues' holders open to such a pass only
     # are not listed, nor counted in the bound.
@@ -254,13 +258,17 @@ def _own_room(tree: QuotaTree, cq: ClusterQueue, plan: Wanted,
 def _own_holders(search: Search, cq: ClusterQueue,
                  preemptor: Workload) -> list[tuple[str, Workload]]:
     """The own queue's holders ``withinClusterQueue`` lets ``preemptor`` take, by key."""
-    policy = cq.preemption.within_cluster_queue
+    policy, protected = cq.preemption.within_cluster_queue, search.protected
+    timestamp = search.timestamp
+    if policy is WithinClusterQueue.NEVER:  # only the evicting ones: no policy check to pay
+        return [(key, w) for key, w in search.holdings.entries(cq.name)
+                if key not in protected and w.state is WorkloadState.EVICTING]
     return [
         (key, w)
         for key, w in search.holdings.entries(cq.name)
-        if key not in search.protected
+        if key not in protected
         and (w.state is WorkloadState.EVICTING
-             or within_allows(policy, preemptor, w, search.timestamp))
+             or within_allows(policy, preemptor, w, timestamp))
     ]
 
 
