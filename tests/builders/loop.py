@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -15,9 +15,11 @@ from sqlalchemy.orm import Session
 
 from admission.intake.workloads import finish_workload, submit_workload
 from admission.loop.actuation import Actuation
+from admission.loop.loop import AdmissionLoop
 from builders.manifests import GPU
 from quota.core.workload import Workload
 from quota.ledger.apply import apply_objects
+from quota.ledger.readiness import record_readiness
 from quota.ledger.repository import Ledger
 from quota.manifests.documents import parse_texts
 
@@ -61,6 +63,18 @@ class Ledgered:
     def submit(self, doc: dict[str, Any]) -> Workload:
         with self.sessions() as session:
             return submit_workload(Ledger(session), doc, now=datetime.now(UTC), actor="test")
+
+    def feed_step(self, creates: Iterable[dict[str, Any]], pods_ready: Iterable[str],
+                  now: datetime) -> None:
+        """A scenario step's events into the ledger, as ``berth simulate`` takes them: each
+        created workload a microsecond after the one before, then the pods reported Ready."""
+        with self.sessions() as session:
+            for index, doc in enumerate(creates):
+                submit_workload(Ledger(session), doc, now=now + timedelta(microseconds=index),
+                                actor="test")
+            for key in pods_ready:
+                namespace, name = key.split("/")
+                record_readiness(session, namespace, name, ready=True, now=now)
 
     def finish(self, namespace: str, name: str) -> Workload:
         with self.sessions() as session:
@@ -131,3 +145,12 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+async def settle(loop: AdmissionLoop) -> None:
+    """Cycles at the current instant until one neither admits, evicts nor requeues."""
+    for _ in range(20):
+        summary = await loop.cycle()
+        if not summary.retried and not (summary.admitted or summary.evicted or summary.requeued):
+            return
+    raise AssertionError("the loop did not settle")

@@ -11,12 +11,11 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-from builders.loop import Ledgered, RecordingActuator, pool
+from builders.loop import Ledgered, RecordingActuator, pool, settle
 from builders.manifests import job
 from builders.paths import SCENARIOS
 
 from admission.engine.node_faults import POD_NODES, pod_nodes_annotation
-from admission.intake.workloads import submit_workload
 from admission.loop.loop import AdmissionLoop
 from admission.simulate.run import simulate
 from admission.simulate.scenario import parse_scenario
@@ -185,14 +184,6 @@ async def test_time_lost_to_a_timeout_on_an_unhealthy_node_is_not_charged(
     assert line.charged_milli_seconds == (0 if fault else line.milli_seconds)
 
 
-async def _settle(loop: AdmissionLoop) -> None:
-    """Cycles at the current instant until one neither admits, evicts nor requeues."""
-    for _ in range(20):
-        summary = await loop.cycle()
-        if not summary.retried and not (summary.admitted or summary.evicted or summary.requeued):
-            return
-    raise AssertionError("the loop did not settle")
-
 
 def _facts(workloads: list[Workload]) -> dict[str, tuple[str, int, int, datetime | None]]:
     return {w.key: (str(w.state), w.eviction_count, w.requeue_count, w.requeue_at)
@@ -219,14 +210,8 @@ async def test_the_loop_and_berth_simulate_agree_on_the_pods_ready_scenario(
     await loop.begin()
     for step, raw, outcome in zip(scenario.steps, raw_steps, expected, strict=True):
         clock.now = scenario.epoch + step.at
-        with ledgered.sessions() as session:
-            for index, doc in enumerate(raw.get("create", ())):
-                created = clock.now + timedelta(microseconds=index)
-                submit_workload(Ledger(session), doc, now=created, actor="test")
-            for key in step.pods_ready:
-                namespace, name = key.split("/")
-                record_readiness(session, namespace, name, ready=True, now=clock.now)
-        await _settle(loop)
+        ledgered.feed_step(raw.get("create", ()), step.pods_ready, clock.now)
+        await settle(loop)
         with ledgered.sessions() as session:
             in_ledger = _facts(Ledger(session).list_workloads())
         assert in_ledger == _facts([v.workload for v in outcome.workloads]), step.at_text

@@ -11,17 +11,15 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-from builders.loop import Ledgered, RecordingActuator
+from builders.loop import Ledgered, RecordingActuator, settle
 from builders.paths import SCENARIOS
 
-from admission.intake.workloads import submit_workload
 from admission.loop.loop import AdmissionLoop
 from admission.simulate.run import simulate
 from admission.simulate.scenario import parse_scenario
 from quota.core.pods_ready import RequeuingTimestamp
 from quota.core.workload import WorkloadState
 from quota.ledger.apply import apply_objects
-from quota.ledger.readiness import record_readiness
 from quota.ledger.repository import Ledger
 
 SCENARIO = SCENARIOS / "pods-ready-requeue-order.yaml"
@@ -34,13 +32,6 @@ class Clock:
     def __call__(self) -> datetime:
         return self.now
 
-
-async def _settle(loop: AdmissionLoop) -> None:
-    for _ in range(20):
-        summary = await loop.cycle()
-        if not summary.retried and not (summary.admitted or summary.evicted or summary.requeued):
-            return
-    raise AssertionError("the loop did not settle")
 
 
 async def _positions(api: httpx.Client, keys: list[str]) -> dict[str, tuple[str, int | None]]:
@@ -81,14 +72,8 @@ async def test_ledger_positions_and_simulate_agree_on_the_requeue_order(
     await loop.begin()
     for step, raw, outcome in zip(scenario.steps, raw_steps, expected, strict=True):
         clock.now = epoch + step.at
-        with ledgered.sessions() as session:
-            for index, doc in enumerate(raw.get("create", ())):
-                created = clock.now + timedelta(microseconds=index)
-                submit_workload(Ledger(session), doc, now=created, actor="test")
-            for key in step.pods_ready:
-                namespace, name = key.split("/")
-                record_readiness(session, namespace, name, ready=True, now=clock.now)
-        await _settle(loop)
+        ledgered.feed_step(raw.get("create", ()), step.pods_ready, clock.now)
+        await settle(loop)
 
         simulated = {v.workload.key: (str(v.workload.state),
                                       v.status.position if v.status else None)
