@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime, timedelta
@@ -290,9 +291,7 @@ def _pending_summary(page: Mapping[str, Any]) -> str:
     items = page["items"]
     if not items:
         return "No pending workloads match."
-    counts: dict[str, int] = {}
-    for w in items:
-        counts[str(w.get("reason"))] = counts.get(str(w.get("reason")), 0) + 1
+    counts = Counter(str(w.get("reason")) for w in items)
     first = items[0]
     return (
         f"{len(items)} pending workload(s){' (more on later pages)' if page['nextCursor'] else ''}"
