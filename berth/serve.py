@@ -270,7 +270,9 @@ async def _https_servers(
         return []
     log.info("admission webhook on https://0.0.0.0:%d/mutate/batch/v1/jobs", webhook.port)
     app, client_ca = create_webhook_app(), None
-    if webhook.aggregated_api and context is not None and cluster is not None:
+    if webhook.aggregated_api:
+        if context is None or cluster is None:  # check_aggregated_api refused this at start
+            raise RuntimeError("the aggregated API needs the app context and Kubernetes mode")
         from admission.kube.access_review import SubjectAccessReviewer
         from admission.kube.front_proxy import read_front_proxy
         from api.aggregated import Aggregation

@@ -38,7 +38,7 @@ class Authority:
                 digital_signature=True, key_cert_sign=True, crl_sign=True,
                 content_commitment=False, key_encipherment=False, data_encipherment=False,
                 key_agreement=False, encipher_only=False, decipher_only=False,
-            ), critical=True)  # fmt: skip
+            ), critical=True)
             .sign(self.key, hashes.SHA256())
         )
         self.pem = self.cert.public_bytes(serialization.Encoding.PEM).decode()
