@@ -26,6 +26,7 @@ from urllib.parse import unquote
 
 from admission.kube.client import CONFIG_MAPS, Kube
 from admission.kube.errors import KubernetesError
+from quota.core.errors import NotFound
 
 NAMESPACE = "kube-system"
 NAME = "extension-apiserver-authentication"
@@ -133,5 +134,12 @@ def _names(data: Mapping[str, object], key: str, default: tuple[str, ...]) -> tu
 async def read_front_proxy(kube: Kube) -> FrontProxy:
     """The cluster's front-proxy settings (RBAC: the extension-apiserver-authentication-reader
     Role in kube-system, deploy/base/visibility.yaml)."""
-    config_map = await kube.get(CONFIG_MAPS, NAMESPACE, NAME)
+    try:
+        config_map = await kube.get(CONFIG_MAPS, NAMESPACE, NAME)
+    except NotFound as exc:
+        raise KubernetesError(
+            f"{_WHERE} does not exist: the API server publishes it when the aggregation layer "
+            "is configured (--requestheader-client-ca-file); without it no aggregated API "
+            "can be served: unset BERTH_AGGREGATED_API"
+        ) from exc
     return parse_front_proxy(config_map.get("data") or {})
