@@ -35,6 +35,7 @@ from fastapi.responses import JSONResponse
 from admission.kube.access_review import Authorizer, ResourceAttributes
 from admission.kube.front_proxy import FrontProxy, Identity
 from api import auth
+from api.guards import no_nul
 from api.routers import visibility
 from api.schemas.visibility import GROUP, VERSIONS, KubeStatus, StatusDetails
 from quota.core.errors import BerthError
@@ -69,7 +70,8 @@ def install(app: FastAPI, aggregation: Aggregation) -> None:
 
     # Every visibility route takes its caller from api.auth.reader: here it is this check.
     app.dependency_overrides[auth.reader] = authorized
-    app.include_router(visibility.router)
+    # A NUL is refused before the review, as on the HTTP port (PostgreSQL cannot take it).
+    app.include_router(visibility.router, dependencies=[Depends(no_nul)])
     app.include_router(_discovery, dependencies=[Depends(identified)])
 
 

@@ -18,6 +18,7 @@ from builders.reads import World, pool, serve
 from builders.served import engine_for, free_port, running_config
 
 from admission.kube.access_review import Decision, ResourceAttributes
+from admission.kube.errors import KubernetesUnavailable
 from admission.kube.front_proxy import FrontProxy, Identity
 from api.aggregated import Aggregation
 from api.app import create_webhook_app
@@ -45,6 +46,8 @@ class Table:
 
     async def __call__(self, identity: Identity, attributes: ResourceAttributes) -> Decision:
         self.asked.append((identity, attributes))
+        if identity.user == "carol":
+            raise KubernetesUnavailable("SubjectAccessReview: cannot reach the API server")
         key = (identity.user, attributes.resource, attributes.name, attributes.namespace)
         return Decision(allowed=key in self.allowed, reason="" if key in self.allowed else "no RBAC rule")
 
@@ -52,6 +55,7 @@ class Table:
 @dataclass
 class Pki:
     server_ca: Authority
+    front_proxy_ca: Authority
     front_proxy: Issued  # CN front-proxy-client, signed by the front-proxy CA
     other_cn: Issued  # signed by the front-proxy CA, CN not allowed
     other_ca: Issued  # CN front-proxy-client, signed by another CA
@@ -71,16 +75,12 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     other = Authority("elsewhere", root)
     return Pki(
         server_ca=server_ca,
+        front_proxy_ca=front,
         front_proxy=front.issue("front-proxy-client", "front-proxy-client", organization="k8s"),
         other_cn=front.issue("kubelet", "system:node:worker-1"),
         other_ca=other.issue("impostor", "front-proxy-client"),
         certs=certs,
     )
-
-
-@pytest.fixture(scope="module")
-def front_proxy_ca(pki: Pki) -> str:
-    return (pki.certs.parent / "front-proxy-ca.crt").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -107,8 +107,9 @@ def table() -> Table:
 
 
 @pytest.fixture(scope="module")
-def listener(world: World, pki: Pki, front_proxy_ca: str, table: Table) -> Iterator[str]:
+def listener(world: World, pki: Pki, table: Table) -> Iterator[str]:
     """The HTTPS listener with the aggregated API; its base URL."""
+    front_proxy_ca = pki.front_proxy_ca.pem
     front_proxy = FrontProxy(front_proxy_ca, allowed_names=frozenset({"front-proxy-client"}))
     with engine_for(world.url) as engine:
         context = AppContext(session_scope=Transactions(engine),
@@ -208,6 +209,14 @@ def test_a_user_the_authorizer_refuses_gets_kubernetes_403(
     assert status["details"]["kind"] in ("clusterqueues", "localqueues")
 
 
+def test_a_review_that_fails_is_kubernetes_internal_error(listener: str, pki: Pki) -> None:
+    response = call(listener, pki, CQ_PATH, pki.front_proxy, {"X-Remote-User": "carol"})
+    assert response.status_code == 500, response.text
+    status = response.json()
+    assert (status["kind"], status["reason"]) == ("Status", "InternalError")
+    assert "cannot reach the API server" in status["message"]
+
+
 @pytest.mark.parametrize("version", ["v1beta2", "v1beta1"])
 def test_discovery_lists_kueues_resources_to_any_front_proxy_user(
     listener: str, pki: Pki, table: Table, version: str
@@ -251,3 +260,10 @@ def test_the_webhook_still_answers_the_api_server_without_a_certificate(listener
 def test_bearer_token_routes_are_not_on_the_listener(listener: str, pki: Pki) -> None:
     response = call(listener, pki, "/api/v1/workloads", pki.front_proxy, ALICE)
     assert response.status_code == 404
+
+
+def test_a_nul_in_the_path_is_refused_before_anyone_is_asked(listener: str, pki: Pki, table: Table) -> None:
+    asked = len(table.asked)
+    response = call(listener, pki, CQ_PATH.replace("team-a", "team%00a"), pki.front_proxy, ALICE)
+    assert response.status_code == 422, response.text
+    assert len(table.asked) == asked
