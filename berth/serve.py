@@ -25,6 +25,7 @@ from admission.loop.actuation import Actuator, StandaloneActuator
 from admission.loop.leader import Leadership, LedgerLease
 from admission.loop.loop import AdmissionLoop, SessionScope
 from admission.loop.runner import RunnerConfig, run_while_leading
+from api.aggregated import Aggregation
 from api.app import create_app, create_webhook_app
 from api.auth import check_bind, is_loopback
 from api.deps import AppContext
@@ -275,7 +276,6 @@ async def _https_servers(
             raise RuntimeError("the aggregated API needs the app context and Kubernetes mode")
         from admission.kube.access_review import SubjectAccessReviewer
         from admission.kube.front_proxy import read_front_proxy
-        from api.aggregated import Aggregation
 
         front_proxy = await read_front_proxy(cluster.kube)
         aggregation = Aggregation(front_proxy, SubjectAccessReviewer(cluster.kube))
