@@ -11,5 +11,7 @@
   estimates.
 - ``metrics``: ``/metrics``; ``metrics_kueue``: Kueue's metric names beside Berth's.
 - ``mcp``: the read-only MCP server at ``/mcp`` (and ``berth mcp``): the read routes as tools.
+- ``aggregated``: Kueue's visibility API for the Kubernetes aggregation layer, on the HTTPS
+  listener: front-proxy identity, delegated authorization, discovery.
 - ``routers``: one per resource; ``schemas``: response models; ``static``: the dashboard.
 """

@@ -13,7 +13,7 @@ from fastapi.routing import APIRoute, iter_route_contexts
 from starlette.routing import Route
 
 from admission.simulate.limits import SimulationLimits
-from api import auth, deps, docs, errors, mcp, metrics, openapi
+from api import aggregated, auth, deps, docs, errors, mcp, metrics, openapi
 from api.body_limit import BodyLimit
 from api.deps import AppContext
 from api.guards import no_nul
@@ -111,14 +111,27 @@ def create_app(context: AppContext, *, simulation: SimulationLimits | None = Non
     return app
 
 
-def create_webhook_app() -> FastAPI:
-    """The mutating webhook alone, for its HTTPS listener: the API server calls it without a
-    bearer token (TLS authenticates Berth to it), so no API route may be reachable there."""
+def create_webhook_app(
+    context: AppContext | None = None, aggregation: aggregated.Aggregation | None = None
+) -> FastAPI:
+    """The HTTPS listener's app: the mutating webhook, which the API server calls without a
+    bearer token (TLS authenticates Berth to it), so no bearer-token route may be reachable
+    there; with ``aggregation`` (and the ``context`` its routes read the ledger through),
+    Kueue's visibility API for the aggregation layer too (``api.aggregated``)."""
+    if (context is None) != (aggregation is None):
+        raise TypeError("the aggregated API needs both the context and the aggregation")
     app = FastAPI(title="Berth admission webhook", version="0.1.0")
     errors.install(app)
     app.add_middleware(BodyLimit)
     app.add_api_route("/healthz", health.healthz, methods=["GET"], tags=["health"])
     app.include_router(webhook.router)
+    if context is not None and aggregation is not None:
+        app.state.berth = context
+        # the aggregated servers' probes, as Kubernetes' are: unauthenticated
+        app.add_api_route("/livez", health.healthz, methods=["GET"], tags=["health"])
+        app.add_api_route("/readyz", health.readyz, methods=["GET"], tags=["health"])
+        aggregated.install(app, aggregation)
+        check_routes(app)
     return app
 
 

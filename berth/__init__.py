@@ -7,7 +7,8 @@ The shell: it may import anything.
 - ``embedded``, ``embedded_files``, ``database``, ``migrate``: where the ledger lives (the
   embedded server and the folders it needs), and its migrations.
 - ``serve``, ``readiness``: ``berth serve`` (API, webhook, the loop on the leader) and what
-  ``/readyz`` checks.
+  ``/readyz`` checks; ``https``: its HTTPS listener (webhook, aggregated API), with the
+  client certificate handed to the app.
 - ``cli``: one module per ``berth`` command; ``__main__``: ``python -m berth``.
 - ``demo``: ``berth serve --demo``; ``bench``: ``berth bench``.
 """

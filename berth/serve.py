@@ -25,6 +25,7 @@ from admission.loop.actuation import Actuator, StandaloneActuator
 from admission.loop.leader import Leadership, LedgerLease
 from admission.loop.loop import AdmissionLoop, SessionScope
 from admission.loop.runner import RunnerConfig, run_while_leading
+from api.aggregated import Aggregation
 from api.app import create_app, create_webhook_app
 from api.auth import check_bind, is_loopback
 from api.deps import AppContext
@@ -32,6 +33,7 @@ from api.metrics import observe_cycle
 from berth import settings
 from berth.database import Database
 from berth.demo.live import run_demo
+from berth.https import HttpsConfig, check_certificates
 from berth.readiness import ReadinessCheck
 from berth.settings import SettingsError
 from quota.ledger.notify import ChangeListener
@@ -52,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
             field="--demo",
         )
     http = config.http
+    check_aggregated_api(config)
+    check_certificates(config.webhook)
     warning = check_bind(http.host, http.tokens)
     if warning and not is_loopback(http.host):
         raise SettingsError(warning, field="BERTH_HOST")
@@ -93,15 +97,15 @@ def run(args: argparse.Namespace) -> int:
         server = _Server(
             uvicorn.Config(app, host=http.host, port=http.port, log_level="info"), listener
         )
-        servers = [server, *_webhook_server(config.webhook)]
         asyncio.run(
             _serve(
-                servers,
+                [server],
                 database,
                 config,
                 loop=not args.no_loop,
                 demo=args.demo,
                 readiness=readiness,
+                context=context,
             )
         )
     finally:
@@ -175,6 +179,7 @@ async def _serve(
     loop: bool,
     demo: bool = False,
     readiness: ReadinessCheck | None = None,
+    context: AppContext | None = None,
 ) -> None:
     stop = asyncio.Event()
     runner: asyncio.Task[None] | None = None
@@ -182,6 +187,12 @@ async def _serve(
     demo_task = asyncio.create_task(run_demo(database.session, stop)) if demo else None
     kubeconfig = config.kube.kubeconfig
     cluster = await _start_kubernetes(database, config) if kube_mode(kubeconfig) else None
+    try:
+        servers = [*servers, *await _https_servers(config, context, cluster)]
+    except BaseException:  # the front-proxy ConfigMap unreadable: stop what started
+        if cluster is not None:
+            await cluster.stop()
+        raise
     if loop:
         holder = f"{socket.gethostname()}:{os.getpid()}"
         actuator: Actuator = cluster.actuator if cluster is not None else StandaloneActuator()
@@ -248,29 +259,50 @@ def _noop() -> None:
     return None
 
 
-def _webhook_server(webhook: settings.WebhookSettings) -> list[uvicorn.Server]:
-    """The mutating webhook needs HTTPS: a second listener when certificates are given. It
-    serves the webhook alone (the API server calls it without a bearer token)."""
-    certs = webhook.cert_dir
+async def _https_servers(
+    config: settings.Settings, context: AppContext | None, cluster: KubeRuntime | None
+) -> list[uvicorn.Server]:
+    """The HTTPS listener, when the webhook's certificates are given: the mutating webhook
+    (the API server calls it without a bearer token) and, with ``BERTH_AGGREGATED_API``,
+    Kueue's visibility API for the aggregation layer (``api.aggregated``)."""
+    webhook = config.webhook
+    certs = check_certificates(webhook)
     if certs is None:
         return []
-    for name in ("tls.crt", "tls.key"):
-        if not (certs / name).is_file():
-            raise SettingsError(
-                f"BERTH_WEBHOOK_CERT_DIR (or --webhook-cert-dir): the webhook certificate "
-                f"{certs / name} does not exist",
-                field="BERTH_WEBHOOK_CERT_DIR",
-            )
     log.info("admission webhook on https://0.0.0.0:%d/mutate/batch/v1/jobs", webhook.port)
-    config = uvicorn.Config(
-        create_webhook_app(),
+    app, client_ca = create_webhook_app(), None
+    if webhook.aggregated_api:
+        if context is None or cluster is None:  # check_aggregated_api refused this at start
+            raise RuntimeError("the aggregated API needs the app context and Kubernetes mode")
+        from admission.kube.access_review import SubjectAccessReviewer
+        from admission.kube.front_proxy import read_front_proxy
+
+        front_proxy = await read_front_proxy(cluster.kube)
+        aggregation = Aggregation(front_proxy, SubjectAccessReviewer(cluster.kube))
+        app, client_ca = create_webhook_app(context, aggregation), front_proxy.client_ca
+        log.info("Kueue's visibility API for the aggregation layer on https://0.0.0.0:%d/apis/"
+                 "visibility.kueue.x-k8s.io (front-proxy CNs: %s)", webhook.port,
+                 ", ".join(sorted(front_proxy.allowed_names)) or "any the CA signed")
+    https = HttpsConfig(
+        app,
+        certs=certs,
+        client_ca=client_ca,
         host="0.0.0.0",  # the API server calls the webhook from outside the pod
         port=webhook.port,
-        ssl_certfile=str(certs / "tls.crt"),
-        ssl_keyfile=str(certs / "tls.key"),
         log_level="info",
     )
-    return [_Server(config)]
+    return [_Server(https)]
+
+
+def check_aggregated_api(config: settings.Settings) -> None:
+    """``BERTH_AGGREGATED_API`` needs a cluster: its front proxy and its authorizer."""
+    if config.webhook.aggregated_api and not kube_mode(config.kube.kubeconfig):
+        raise SettingsError(
+            "BERTH_AGGREGATED_API: the aggregated API needs Kubernetes mode (run in a pod, "
+            "or give --kubeconfig / BERTH_KUBECONFIG): the cluster's front-proxy CA and "
+            "SubjectAccessReviews authenticate and authorize its callers",
+            field="BERTH_AGGREGATED_API",
+        )
 
 
 def listen(host: str, port: int) -> socket.socket:

@@ -105,6 +105,7 @@ class WebhookSettings:
 
     cert_dir: Path | None = None  # None: no webhook listener
     port: int = 8443
+    aggregated_api: bool = False  # Kueue's visibility API there too, for the aggregation layer
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +238,10 @@ SETTINGS: tuple[Setting, ...] = (
       "--webhook-cert-dir"),
     S("BERTH_WEBHOOK_PORT", "webhook.port", "webhook.port", _whole(1, 65535),
       "HTTPS port of the webhook", "--webhook-port"),
+    S("BERTH_AGGREGATED_API", "webhook.aggregated_api", "webhook.aggregatedApi", _flag,
+      "serve Kueue's visibility API on the webhook's HTTPS listener to the API server's "
+      "aggregation layer (front-proxy certificate, SubjectAccessReview); needs the webhook "
+      "certificates and Kubernetes mode"),
     S("BERTH_KUBECONFIG", "kube.kubeconfig", "kube.kubeconfig", _path_text,
       "Kubernetes mode against this cluster (in a pod: the in-cluster config without it)",
       "--kubeconfig"),
@@ -429,6 +434,12 @@ def _checked(tree: Settings) -> Settings:
             f"BERTH_BACKOFF_FIRST_SECONDS: {loop.backoff_first:g} is more than "
             f"BERTH_BACKOFF_MAX_SECONDS ({loop.backoff_max:g})",
             field="BERTH_BACKOFF_FIRST_SECONDS",
+        )
+    if tree.webhook.aggregated_api and tree.webhook.cert_dir is None:
+        raise SettingsError(
+            "BERTH_AGGREGATED_API: the aggregated API is served on the webhook's HTTPS "
+            "listener; give its certificates with BERTH_WEBHOOK_CERT_DIR (--webhook-cert-dir)",
+            field="BERTH_AGGREGATED_API",
         )
     wrong = tree.fair_sharing.problem()
     if wrong is not None:

@@ -24,6 +24,9 @@ In reading order:
 - ``taints``: Berth's taint on the Nodes it takes out of the pool, following their health.
 - ``lease``, ``failure_log``: leadership by a coordination.k8s.io Lease; its failures logged
   once per cause per minute.
+- ``front_proxy``, ``access_review``: the aggregated visibility API's authentication (the
+  cluster's front-proxy settings, who a request is from) and delegated authorization
+  (SubjectAccessReview).
 - ``runtime``: Kubernetes mode put together for ``berth serve``.
 - ``kubeconfig``: a user's kubeconfig read as kubectl reads it (for ``kubectl berth``).
 """

@@ -51,6 +51,10 @@ LEASES = ResourceRef("coordination.k8s.io", "v1", "leases", "Lease", namespaced=
 POD_TEMPLATES = ResourceRef("", "v1", "podtemplates", "PodTemplate", namespaced=True)
 PROVISIONING_REQUESTS = ResourceRef("autoscaling.x-k8s.io", "v1", "provisioningrequests",
                                     "ProvisioningRequest", namespaced=True)
+# The aggregated visibility API: the front-proxy settings, and delegated authorization.
+CONFIG_MAPS = ResourceRef("", "v1", "configmaps", "ConfigMap", namespaced=True)
+SUBJECT_ACCESS_REVIEWS = ResourceRef("authorization.k8s.io", "v1", "subjectaccessreviews",
+                                     "SubjectAccessReview", namespaced=False)
 
 
 def berth_resource(kind: str, plural: str, *, namespaced: bool = False) -> ResourceRef:
@@ -66,6 +70,7 @@ class Kube:
         self._core = k8s.CoreV1Api(api)
         self._coordination = k8s.CoordinationV1Api(api)
         self._custom = k8s.CustomObjectsApi(api)
+        self._authorization = k8s.AuthorizationV1Api(api)
 
     async def close(self) -> None:
         await self.api.close()
@@ -84,6 +89,8 @@ class Kube:
             return await _call(what, self._coordination.read_namespaced_lease, name, namespace)
         if ref == POD_TEMPLATES:
             return await _call(what, self._core.read_namespaced_pod_template, name, namespace)
+        if ref == CONFIG_MAPS:
+            return await _call(what, self._core.read_namespaced_config_map, name, namespace)
         if ref.namespaced:
             get_namespaced = self._custom.get_namespaced_custom_object
             args = (ref.group, ref.version, namespace, ref.plural, name)
@@ -178,7 +185,11 @@ class Kube:
         return await _call(what, patch, ref.group, ref.version, ref.plural, name, body, **kwargs)
 
     async def create(self, ref: ResourceRef, namespace: str, body: Obj) -> Obj:
+        """Create ``body`` (``namespace`` is ignored for a cluster-scoped ``ref``)."""
         what = ref.describe(namespace, body.get("metadata", {}).get("name"))
+        if ref == SUBJECT_ACCESS_REVIEWS:  # answered, never stored: the status is the answer
+            create_review = self._authorization.create_subject_access_review
+            return await _call(ref.describe(), create_review, body)
         if ref == EVENTS:
             return await _call(what, self._core.create_namespaced_event, namespace, body)
         if ref == LEASES:

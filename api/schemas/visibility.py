@@ -73,6 +73,7 @@ class KubeStatus(_Kube):
     metadata: dict[str, str] = Field(default_factory=dict)
     status: Literal["Failure"] = "Failure"
     message: str
-    reason: str = Field(description="NotFound or Forbidden")
-    details: StatusDetails
+    reason: str = Field(description="NotFound, Forbidden (or, on the aggregated listener, "
+                        "Unauthorized, InternalError)")
+    details: StatusDetails | None = None
     code: int

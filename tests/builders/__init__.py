@@ -15,6 +15,7 @@ In reading order:
 - ``browser``: headless Chromium (Debian's, through Playwright) for the browser tests.
 - ``inputs``: manifests and bodies for the input-limit tests.
 - ``served``: Berth's app under a real uvicorn on a loopback port.
+- ``certs``: CAs and certificates made in the test (HTTPS listener, front-proxy clients).
 - ``serve_process``: a real ``berth serve`` process, its log kept on disk; ``load``: steady
   submissions to it from a thread, through an outage.
 - ``clone``: an offline clone of the repository with its own ``.venv`` (the README's set-up).

@@ -40,9 +40,15 @@ def engine_for(url: str, limits: ConnectionLimits | None = None) -> Iterator[sa.
 @contextlib.contextmanager
 def running(app: FastAPI) -> Iterator[str]:
     """``app`` under uvicorn in a thread; its base URL."""
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning")
-    )
+    config = uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning")
+    with running_config(config) as base:
+        yield base
+
+
+@contextlib.contextmanager
+def running_config(config: uvicorn.Config) -> Iterator[str]:
+    """A uvicorn server of ``config`` (on 127.0.0.1) in a thread; its base URL."""
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -50,7 +56,8 @@ def running(app: FastAPI) -> Iterator[str]:
         assert time.monotonic() < deadline, "the test API server did not start"
         time.sleep(0.02)
     try:
-        yield f"http://127.0.0.1:{server.config.port}"
+        scheme = "https" if config.is_ssl else "http"
+        yield f"{scheme}://127.0.0.1:{server.config.port}"
     finally:
         server.should_exit = True
         thread.join(timeout=10)

@@ -1,6 +1,7 @@
 """deploy/: every overlay renders with the real ``kubectl kustomize``, and what it renders is
 what Berth needs: RBAC granting exactly what admission/kube/ calls, the image, the probes,
-the DSN from the overlay's Secret, the ServiceMonitor and the dashboard ConfigMap."""
+the DSN from the overlay's Secret, the ServiceMonitor, the dashboard ConfigMap, and Kueue's
+visibility API registered at the HTTPS listener that serves it to the aggregation layer."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ import pytest
 import yaml
 from builders.paths import DEPLOY, DEPLOY_BASE
 
+from admission.kube import front_proxy
 from admission.kube.client import (
+    CONFIG_MAPS,
     EVENTS,
     JOBS,
     LEASES,
@@ -23,11 +26,13 @@ from admission.kube.client import (
     POD_TEMPLATES,
     PODS,
     PROVISIONING_REQUESTS,
+    SUBJECT_ACCESS_REVIEWS,
     ResourceRef,
 )
 from admission.kube.kinds.adapter import Adapter
 from admission.kube.kinds.registry import ADAPTERS
 from admission.kube.mirror import BERTH_KINDS
+from berth import settings
 from berth.settings_parsers import _url
 
 Obj = dict[str, Any]
@@ -225,19 +230,58 @@ def test_every_kind_berth_queues_is_watched_patched_and_suspended_at_creation(
     )
 
 
-def visibility() -> tuple[Obj, ...]:
-    """deploy/base/visibility.yaml (not in the base's resources yet: its header says why)."""
-    text = (DEPLOY_BASE / "visibility.yaml").read_text()
-    return tuple(d for d in yaml.safe_load_all(text) if d)
+# Kubernetes' built-in roles (bootstrap policy) the deploy binds Berth to, with their rules.
+BUILT_IN: dict[tuple[str, str], list[Obj]] = {
+    ("ClusterRole", "system:auth-delegator"): [
+        {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+        {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
+    ],
+    ("Role", "extension-apiserver-authentication-reader"): [
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"],
+         "resourceNames": ["extension-apiserver-authentication"]},
+    ],
+}
+
+
+def bound_rules(objects: tuple[Obj, ...], namespace: str | None) -> list[Obj]:
+    """The built-in roles' rules bound to Berth's ServiceAccount (cluster-wide, or in
+    ``namespace``)."""
+    rules: list[Obj] = []
+    for binding in objects:
+        if binding["kind"] not in ("ClusterRoleBinding", "RoleBinding"):
+            continue
+        if binding["kind"] == "RoleBinding" and binding["metadata"].get("namespace") != namespace:
+            continue
+        subjects = binding.get("subjects", [])
+        if {"kind": "ServiceAccount", "name": "berth", "namespace": "berth-system"} in subjects:
+            rules += BUILT_IN.get((binding["roleRef"]["kind"], binding["roleRef"]["name"]), [])
+    return rules
+
+
+def test_berth_may_ask_the_api_server_who_may_read_the_visibility_api(objects: tuple[Obj, ...]) -> None:
+    assert allowed(bound_rules(objects, None), SUBJECT_ACCESS_REVIEWS, "create")
+
+
+def test_berth_may_read_the_front_proxy_settings_in_kube_system(objects: tuple[Obj, ...]) -> None:
+    rules = bound_rules(objects, front_proxy.NAMESPACE)
+    assert allowed(rules, CONFIG_MAPS, "get")
+    assert any(front_proxy.NAME in r.get("resourceNames", []) for r in rules)
 
 
 @pytest.mark.parametrize("version", ["v1beta2", "v1beta1"])
-def test_kueues_visibility_api_is_registered_at_berths_service(version: str) -> None:
-    spec = find(visibility(), "APIService", f"{version}.visibility.kueue.x-k8s.io")["spec"]
+def test_kueues_visibility_api_is_registered_at_berths_https_listener(
+    objects: tuple[Obj, ...], version: str
+) -> None:
+    spec = find(objects, "APIService", f"{version}.visibility.kueue.x-k8s.io")["spec"]
     assert (spec["group"], spec["version"]) == ("visibility.kueue.x-k8s.io", version)
-    service = find(render(OVERLAYS[0]), "Service", spec["service"]["name"])
+    service = find(objects, "Service", spec["service"]["name"])
     assert service["metadata"]["namespace"] == spec["service"]["namespace"]
-    assert spec["service"]["port"] in [p["port"] for p in service["spec"]["ports"]]
+    (port,) = (p for p in service["spec"]["ports"] if p["port"] == spec["service"]["port"])
+    (target,) = (p for p in container(objects)["ports"] if p["name"] == port["targetPort"])
+    served = settings.load(env={e["name"]: e["value"] for e in container(objects)["env"]
+                                if "value" in e})  # fmt: skip
+    assert served.webhook.aggregated_api
+    assert target["containerPort"] == served.webhook.port  # the HTTPS listener's port
 
 
 @pytest.mark.parametrize(
@@ -252,7 +296,7 @@ def test_kueues_visibility_api_is_registered_at_berths_service(version: str) -> 
 def test_users_may_be_given_the_visibility_reads_and_view_includes_them(
     role: str, resource: str
 ) -> None:
-    found = find(visibility(), "ClusterRole", role)
+    found = find(render(OVERLAYS[0]), "ClusterRole", role)
     assert any(
         "visibility.kueue.x-k8s.io" in r["apiGroups"] and resource in r["resources"]
         and "get" in r["verbs"]

@@ -20,11 +20,14 @@ from builders.paths import REPO
 from builders.reads import berth_context
 from starlette.routing import Route
 
+from admission.kube.access_review import Decision, ResourceAttributes
+from admission.kube.front_proxy import FrontProxy, Identity
 from admission.simulate.output import to_dict
 from admission.simulate.run import simulate
 from admission.simulate.scenario import _DELETE_KEYS, _STEP_KEYS, _TOP_KEYS, parse_scenario
 from api import mcp
-from api.app import create_app
+from api.aggregated import Aggregation
+from api.app import create_app, create_webhook_app
 from quota.core.reasons import EvictionReason, PreemptionCause, WaitReason
 from quota.manifests.configuration import KEYS as CONFIG_KEYS
 
@@ -99,6 +102,20 @@ def test_every_route_of_the_openapi_document_is_documented_and_nothing_else_is()
     operations = _operations()
     assert not operations - set(documented), "routes without a line in docs/rest.md"
     assert not set(documented) - operations, "docs/rest.md lists routes the app lacks"
+
+
+def test_every_route_of_the_https_listener_is_documented_and_nothing_else_is() -> None:
+    engine: Any = None
+    aggregation = Aggregation(FrontProxy("-----BEGIN CERTIFICATE-----"), _never)
+    app = create_webhook_app(berth_context(engine), aggregation)
+    served = {f"{method.upper()} {path}" for path, methods in app.openapi()["paths"].items()
+              for method in methods}  # fmt: skip
+    documented = [_code(row[0]) for row in _rows(_section("rest.md", "The HTTPS listener"))]
+    assert sorted(documented) == sorted(served)
+
+
+async def _never(identity: Identity, attributes: ResourceAttributes) -> Decision:
+    raise AssertionError("no request is made")
 
 
 def test_the_mcp_route_and_every_tool_are_documented_and_nothing_else_is() -> None:

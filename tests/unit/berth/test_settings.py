@@ -21,7 +21,7 @@ from admission.loop.runner import RunnerConfig
 from api.auth import Grant, Role
 from berth import settings
 from berth.cli.main import main
-from berth.serve import kube_settings, runner_config
+from berth.serve import check_aggregated_api, kube_settings, runner_config
 from berth.settings import SETTINGS, Settings, SettingsError
 from quota.core.fairness import FINAL, INITIAL, AdmissionFairSharing, Fairness
 from quota.core.node_health import DEFAULT_DEVICE_RESOURCES, HealthThresholds
@@ -89,6 +89,7 @@ OVERRIDES = [
     pytest.param("BERTH_METRICS_OPEN", "true", "http.metrics_open", True, id="metrics without a token"),
     pytest.param("BERTH_WEBHOOK_CERT_DIR", "/certs", "webhook.cert_dir", Path("/certs"), id="the webhook's certificates"),
     pytest.param("BERTH_WEBHOOK_PORT", "9443", "webhook.port", 9443, id="the webhook's port"),
+    pytest.param("BERTH_AGGREGATED_API", "true", "webhook.aggregated_api", True, id="Kueue's visibility API for the aggregation layer"),
     pytest.param("BERTH_KUBECONFIG", "/etc/kube/config", "kube.kubeconfig", "/etc/kube/config", id="Kubernetes mode by kubeconfig"),
     pytest.param("BERTH_KUBE_CONTEXT", "prod", "kube.context", "prod", id="a kubeconfig context"),
     pytest.param("BERTH_POD_NAME", "berth-0", "kube.identity", "berth-0", id="the pod's name holds the Lease"),
@@ -133,6 +134,7 @@ OVERRIDES = [
 
 # What a setting needs beside it to be taken (the rest stand alone).
 NEEDS = {
+    "BERTH_AGGREGATED_API": {"BERTH_WEBHOOK_CERT_DIR": "/certs"},
     "BERTH_FAIR_SHARING_HALF_LIFE": {"BERTH_FAIR_SHARING": "true"},
     "BERTH_ADMISSION_FAIR_SHARING_SAMPLING": {"BERTH_ADMISSION_FAIR_SHARING_HALF_LIFE": "1h"},
     "BERTH_ADMISSION_FAIR_SHARING_WEIGHTS": {"BERTH_ADMISSION_FAIR_SHARING_HALF_LIFE": "1h"},
@@ -215,6 +217,7 @@ BAD = [
     pytest.param("env", "BERTH_METRICS_OPEN", "maybe", "not true or false", id="open is true or false"),
     pytest.param("file", "BERTH_WEBHOOK_CERT_DIR", True, "is not a text value", id="a cert dir that is a flag"),
     pytest.param("env", "BERTH_WEBHOOK_PORT", "0", "(1-65535)", id="webhook port zero"),
+    pytest.param("file", "BERTH_AGGREGATED_API", "on", "not true or false", id="the aggregated API is true or false"),
     pytest.param("file", "BERTH_KUBECONFIG", 1, "is not a text value", id="a kubeconfig that is a number"),
     pytest.param("file", "BERTH_KUBE_CONTEXT", [], "is not a text value", id="a context that is a list"),
     pytest.param("file", "BERTH_POD_NAME", {"name": "x"}, "is not a text value", id="an identity that is a mapping"),
@@ -341,6 +344,7 @@ def test_a_file_that_sets_nothing_gives_the_defaults(tmp_path: Path, text: str) 
         pytest.param(["serve", "--port", "0"], None, None, id="berth serve with a bad flag"),
         pytest.param(["serve"], "BERTH_LEADER_LEASE_SECONDS", "-3", id="berth serve with a bad variable"),
         pytest.param(["top"], "BERTH_FAIR_SHARING", "maybe", id="a REST command refuses a bad variable too, before it calls"),
+        pytest.param(["serve", "--webhook-cert-dir", "/certs"], "BERTH_AGGREGATED_API", "true", id="the aggregated API outside Kubernetes mode"),
     ],
 )  # fmt: skip
 def test_the_cli_exits_2_on_a_bad_setting(
@@ -350,7 +354,7 @@ def test_the_cli_exits_2_on_a_bad_setting(
     variable: str | None,
     value: str | None,
 ) -> None:
-    for name in [s.variable for s in SETTINGS] + ["BERTH_CONFIG"]:
+    for name in [s.variable for s in SETTINGS] + ["BERTH_CONFIG", "KUBERNETES_SERVICE_HOST"]:
         monkeypatch.delenv(name, raising=False)
     if variable is not None and value is not None:
         monkeypatch.setenv(variable, value)
@@ -527,3 +531,20 @@ def test_fair_sharing_settings_that_need_another_are_refused(
         settings.load(env=env)
     assert refused.value.field == variable
     assert words in refused.value.message
+
+
+def test_the_aggregated_api_needs_the_webhooks_certificates() -> None:
+    with pytest.raises(SettingsError) as refused:
+        settings.load(env={"BERTH_AGGREGATED_API": "true"})
+    assert refused.value.field == "BERTH_AGGREGATED_API"
+    assert "BERTH_WEBHOOK_CERT_DIR" in refused.value.message
+
+
+def test_the_aggregated_api_needs_kubernetes_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    config = settings.load(env={"BERTH_AGGREGATED_API": "true", "BERTH_WEBHOOK_CERT_DIR": "/c"})
+    with pytest.raises(SettingsError) as refused:
+        check_aggregated_api(config)
+    assert refused.value.field == "BERTH_AGGREGATED_API"
+    assert "Kubernetes mode" in refused.value.message
+    check_aggregated_api(settings.load(env={"BERTH_AGGREGATED_API": "true", "BERTH_WEBHOOK_CERT_DIR": "/c", "BERTH_KUBECONFIG": "/k"}))
