@@ -1,9 +1,9 @@
-"""The fake apiserver's HTTP surface (Starlette): discovery, CRUD, list/watch, patch, status."""
+"""The fake apiserver's HTTP surface (Starlette): authentication, aggregation, discovery,
+SubjectAccessReview, CRUD, list/watch, patch, status."""
 
 from __future__ import annotations
 
 import asyncio
-import copy
 import dataclasses
 import json
 from collections.abc import AsyncIterator
@@ -14,6 +14,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from builders.fakeapi import aggregator, rbac
+from builders.fakeapi.aggregator import FrontProxy
+from builders.fakeapi.authn import Tokens, User, authenticate
+from builders.fakeapi.discovery import group_entry, group_list, resource_list
 from builders.fakeapi.errors import ApiError
 from builders.fakeapi.patches import (
     JSON_PATCH,
@@ -28,6 +32,7 @@ from builders.fakeapi.selectors import Matcher, SelectorError, parse_selector
 from builders.fakeapi.store import BUILTIN, Change, Obj, Read, Resource, Store
 
 CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
+SAR_PATH = ["apis", "authorization.k8s.io", "v1", "subjectaccessreviews"]
 DEFAULT_WATCH_SECONDS = 1800
 
 
@@ -37,12 +42,16 @@ class Options:
     bookmark_seconds: float = 0.5
 
 
-def create_app(store: Store, options: Options | None = None) -> Starlette:
+def create_app(
+    store: Store, front: FrontProxy, options: Options | None = None, tokens: Tokens | None = None
+) -> Starlette:
     opts = options or Options()
+    known: Tokens = tokens or {}
 
     async def dispatch(request: Request) -> Response:
         try:
-            return await _dispatch(store, opts, request)
+            user = authenticate(known, request)
+            return await _dispatch(store, front, opts, user, request)
         except ApiError as exc:
             return status_response(exc.code, exc.reason, exc.message)
 
@@ -66,9 +75,17 @@ def status_body(code: int, reason: str, message: str) -> Obj:
     }
 
 
-async def _dispatch(store: Store, opts: Options, request: Request) -> Response:
+async def _dispatch(
+    store: Store, front: FrontProxy, opts: Options, user: User, request: Request
+) -> Response:
     parts = [p for p in request.url.path.split("/") if p]
     method = request.method
+    aggregated = parts[:1] == ["apis"] and len(parts) >= 3
+    apiservice = aggregator.aggregated(store, parts[1], parts[2]) if aggregated else None
+    if apiservice is not None:
+        return await aggregator.forward(store, front, user, request, apiservice)
+    if parts == SAR_PATH and method == "POST":
+        return JSONResponse(rbac.review(store, await _json_body(request)), status_code=201)
     if parts[:1] == ["fake"]:
         return _control(store, parts[1:], request)
     if parts == ["version"]:
@@ -76,13 +93,13 @@ async def _dispatch(store: Store, opts: Options, request: Request) -> Response:
     if parts == ["api"]:
         return JSONResponse({"kind": "APIVersions", "versions": ["v1"]})
     if parts == ["apis"]:
-        return JSONResponse(_group_list(store))
+        return JSONResponse(group_list(store))
     if parts[:1] == ["api"] and len(parts) == 2:
-        return JSONResponse(_resource_list(store, "", parts[1]))
+        return JSONResponse(resource_list(store, "", parts[1]))
     if parts[:1] == ["apis"] and len(parts) == 2:
-        return JSONResponse(_group(store, parts[1]))
+        return JSONResponse(group_entry(store, parts[1]))
     if parts[:1] == ["apis"] and len(parts) == 3:
-        return JSONResponse(_resource_list(store, parts[1], parts[2]))
+        return JSONResponse(resource_list(store, parts[1], parts[2]))
     if parts[:1] == ["api"]:
         group, version, rest = "", parts[1], parts[2:]
     elif parts[:1] == ["apis"]:
@@ -114,6 +131,11 @@ async def _dispatch(store: Store, opts: Options, request: Request) -> Response:
         if method == "POST":
             body = await _json_body(request)
             _check_namespace(body, namespace)
+            if resource.key == aggregator.APISERVICES:
+                aggregator.check_spec(body)
+                created = store.create(resource, ns, body)
+                await aggregator.check(store, front, created)
+                return JSONResponse(store.get(resource, ns, created["metadata"]["name"]), 201)
             return JSONResponse(_create(store, resource, ns, body), status_code=201)
         raise ApiError(405, "MethodNotAllowed", f"{method} is not allowed on a collection")
     if method == "GET":
@@ -392,52 +414,3 @@ def _flag(value: str | None) -> bool:
 def _labels(obj: Obj) -> dict[str, str]:
     labels: dict[str, str] = obj.get("metadata", {}).get("labels") or {}
     return labels
-
-
-def _group_list(store: Store) -> Obj:
-    groups = sorted({r.group for r in store.resources.values() if r.group})
-    return {
-        "kind": "APIGroupList",
-        "apiVersion": "v1",
-        "groups": [_group(store, g) for g in groups],
-    }
-
-
-def _group(store: Store, group: str) -> Obj:
-    versions = sorted({r.version for r in store.resources.values() if r.group == group})
-    if not versions:
-        raise ApiError(404, "NotFound", f"the server could not find the group {group}")
-    entries = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
-    return {
-        "kind": "APIGroup",
-        "apiVersion": "v1",
-        "name": group,
-        "versions": entries,
-        "preferredVersion": entries[0],
-    }
-
-
-def _resource_list(store: Store, group: str, version: str) -> Obj:
-    found = [r for r in store.resources.values() if r.group == group and r.version == version]
-    if not found:
-        raise ApiError(404, "NotFound", f"the server could not find {group}/{version}")
-    verbs = ["create", "delete", "get", "list", "patch", "update", "watch"]
-    resources: list[Obj] = []
-    for r in sorted(found, key=lambda r: r.plural):
-        base = {"name": r.plural, "singularName": "", "namespaced": r.namespaced, "kind": r.kind}
-        resources.append({**base, "verbs": verbs})
-        if r.status:
-            resources.append(
-                {
-                    **copy.deepcopy(base),
-                    "name": f"{r.plural}/status",
-                    "verbs": ["get", "patch", "update"],
-                }
-            )
-    gv = f"{group}/{version}" if group else version
-    return {
-        "kind": "APIResourceList",
-        "apiVersion": "v1",
-        "groupVersion": gv,
-        "resources": resources,
-    }

@@ -2,36 +2,57 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
+import ssl
+import tempfile
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
 import uvicorn
 
+from builders.fakeapi import pki
+from builders.fakeapi.aggregator import FrontProxy
 from builders.fakeapi.app import Options, create_app
+from builders.fakeapi.authn import Tokens
 from builders.fakeapi.patches import MERGE
 from builders.fakeapi.store import Store
 
 
 class FakeApiServer:
-    """An in-process apiserver over plain HTTP; ``url`` is the host kubernetes-asyncio uses."""
+    """An in-process apiserver; ``url`` is the host kubernetes-asyncio uses. ``tokens``
+    (token -> user name and groups) authenticate bearer tokens as a token auth file would;
+    without them every request is the cluster admin. ``tls``: HTTPS with a certificate for
+    127.0.0.1 signed by ``ca`` (kubectl sends a bearer token over HTTPS only), else HTTP."""
 
-    def __init__(self) -> None:
+    def __init__(self, tokens: Tokens | None = None, *, tls: bool = False) -> None:
         self.store = Store()
         self.options = Options()
+        self._dir = tempfile.TemporaryDirectory(prefix="fakeapi-pki-")
+        self.front_proxy = FrontProxy(Path(self._dir.name))
+        self.front_proxy.publish(self.store)
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", 0))
         self.port: int = self._socket.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.ca: pki.KeyPair | None = None
+        serving: dict[str, Any] = {}
+        if tls:
+            self.ca = pki.new_ca("kubernetes")
+            pair = pki.issue(self.ca, "kube-apiserver", hosts=("127.0.0.1", "localhost"))
+            cert, key = pair.write(Path(self._dir.name), "apiserver")
+            serving = {"ssl_certfile": str(cert), "ssl_keyfile": str(key)}
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         config = uvicorn.Config(
-            create_app(self.store, self.options),
+            create_app(self.store, self.front_proxy, self.options, tokens),
             log_level="warning",
             lifespan="off",
             timeout_graceful_shutdown=1,
+            **serving,
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
@@ -52,16 +73,39 @@ class FakeApiServer:
         self._server.force_exit = True
         self._thread.join(timeout=5)
         self._socket.close()
+        self._dir.cleanup()
 
     def client(self) -> FakeKubectl:
-        return FakeKubectl(self.url)
+        return FakeKubectl(self.url, self.ca)
+
+    def kubeconfig(self, path: Path, token: str | None = None) -> Path:
+        """A kubeconfig at ``path`` whose current context is this server, as the user
+        ``token`` authenticates (none: the admin)."""
+        user = {"token": token} if token else {}
+        cluster: dict[str, str] = {"server": self.url}
+        if self.ca is not None:
+            cluster["certificate-authority-data"] = base64.b64encode(self.ca.cert_pem).decode()
+        path.write_text(
+            json.dumps(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "current-context": "fake",
+                    "clusters": [{"name": "fake", "cluster": cluster}],
+                    "users": [{"name": "me", "user": user}],
+                    "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "me"}}],
+                }
+            )
+        )
+        return path
 
 
 class FakeKubectl:
     """What a user (or the Job controller) does to the fake cluster, over its HTTP API."""
 
-    def __init__(self, url: str) -> None:
-        self.http = httpx.Client(base_url=url, timeout=10)
+    def __init__(self, url: str, ca: pki.KeyPair | None = None) -> None:
+        verify = ssl.create_default_context(cadata=ca.cert_pem.decode()) if ca else True
+        self.http = httpx.Client(base_url=url, timeout=10, verify=verify)
 
     def close(self) -> None:
         self.http.close()
