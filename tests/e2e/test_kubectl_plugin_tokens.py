@@ -1,6 +1,7 @@
 """``kubectl berth`` against a Berth that requires tokens (``BERTH_TOKENS``), reached through
 the service proxy of a fake API server that authenticates the kubeconfig user's token and
-strips it, as the real one does: the Berth token (``BERTH_TOKEN``) travels in
+strips it, as the real one does (the user has the RBAC on services/proxy the README asks
+for): the Berth token (``BERTH_TOKEN``) travels in
 ``X-Berth-Token`` and grants what it grants as a bearer token, no more."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builders.fakeapi import FakeApiServer
+from builders.fakeapi import FakeApiServer, FakeKubectl
 from builders.paths import REPO
 from builders.serve_process import ServeProcess
 from builders.waiting_queue import seed_waiting_queue
@@ -57,6 +58,7 @@ def env(berth_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[di
         service = {"metadata": {"name": plugin.SERVICE}, "spec": {"ports": [{"name": "http", "port": 80}]}}
         kubectl.create(f"/api/v1/namespaces/{plugin.SERVICE_NAMESPACE}/services", service)
         kubectl.serve(plugin.SERVICE_NAMESPACE, plugin.SERVICE, int(plugin.SERVICE_PORT), berth_url)
+        _allow_the_service_proxy(kubectl, "alice")
         tmp_path = tmp_path_factory.mktemp("kubectl")
         (tmp_path / "bin").mkdir()
         (tmp_path / "bin" / "kubectl-berth").symlink_to(PLUGIN)
@@ -66,6 +68,16 @@ def env(berth_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[di
     finally:
         kubectl.close()
         api.stop()
+
+
+def _allow_the_service_proxy(kubectl: FakeKubectl, user: str) -> None:
+    """The RBAC the README asks for: get and create on services/proxy in berth-system."""
+    rbac = f"/apis/rbac.authorization.k8s.io/v1/namespaces/{plugin.SERVICE_NAMESPACE}"
+    rule = {"apiGroups": [""], "resources": ["services/proxy"], "verbs": ["get", "create"]}
+    kubectl.create(f"{rbac}/roles", {"metadata": {"name": "berth-proxy"}, "rules": [rule]})
+    ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "berth-proxy"}
+    subject = {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}
+    kubectl.create(f"{rbac}/rolebindings", {"metadata": {"name": "berth-proxy"}, "roleRef": ref, "subjects": [subject]})
 
 
 def _kubectl_berth(env: dict[str, str], token: str | None, *command: str) -> subprocess.CompletedProcess[str]:

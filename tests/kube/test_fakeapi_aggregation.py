@@ -27,6 +27,16 @@ PENDING = f"/apis/{GROUP}/{VERSION}/clusterqueues/cq-a/pendingworkloads"
 APISERVICES = "/apis/apiregistration.k8s.io/v1/apiservices"
 AUTH_CONFIG = "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication"
 TOKEN = "alice-token-0123456789"
+BOB = "bob-token-0123456789"  # a user no binding names
+VIEWER = {
+    "metadata": {"name": "pending-viewer"},
+    "rules": [{"apiGroups": [GROUP], "resources": ["clusterqueues/pendingworkloads"], "verbs": ["get"]}],
+}
+TEAM_A_VIEWS = {
+    "metadata": {"name": "team-a-views-pending"},
+    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "pending-viewer"},
+    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "team-a"}],
+}
 needs_kubectl = pytest.mark.skipif(shutil.which("kubectl") is None, reason="needs kubectl")
 
 
@@ -58,7 +68,7 @@ class _Echo(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def fake_api() -> Iterator[FakeApiServer]:
-    server = FakeApiServer({TOKEN: ("alice", ["team-a"])}, tls=True).start()
+    server = FakeApiServer({TOKEN: ("alice", ["team-a"]), BOB: ("bob", [])}, tls=True).start()
     try:
         yield server
     finally:
@@ -108,7 +118,10 @@ def _apiservice(ca: KeyPair | None, **spec: Any) -> dict[str, Any]:
 
 @pytest.fixture
 def cluster(kubectl: FakeKubectl, backend: str, serving_ca: KeyPair) -> FakeKubectl:
-    """berth-system/berth:443 served by the backend, and its APIService for GROUP/VERSION."""
+    """berth-system/berth:443 served by the backend, its APIService for GROUP/VERSION, and
+    RBAC letting group team-a get clusterqueues/pendingworkloads there."""
+    kubectl.create("/apis/rbac.authorization.k8s.io/v1/clusterroles", VIEWER)
+    kubectl.create("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", TEAM_A_VIEWS)
     kubectl.namespace("berth-system")
     service = {"metadata": {"name": "berth"}, "spec": {"ports": [{"name": "https", "port": 443}]}}
     kubectl.create("/api/v1/namespaces/berth-system/services", service)
@@ -160,6 +173,21 @@ def test_an_unknown_token_is_refused_with_401(
     done = _kubectl_raw(fake_api, tmp_path, PENDING, "not-a-token")
     assert done.returncode == 1
     assert "Unauthorized" in done.stderr
+
+
+@needs_kubectl
+def test_the_api_server_authorizes_before_it_proxies(
+    cluster: FakeKubectl, fake_api: FakeApiServer, tmp_path: Path
+) -> None:
+    done = _kubectl_raw(fake_api, tmp_path, PENDING, BOB)
+    assert done.returncode == 1
+    assert done.stderr == (
+        'Error from server (Forbidden): clusterqueues.visibility.kueue.x-k8s.io "cq-a" is '
+        'forbidden: User "bob" cannot get resource "clusterqueues/pendingworkloads" in API '
+        f'group "{GROUP}" at the cluster scope\n'
+    )
+    # Discovery names no resource: every user may read it.
+    assert _kubectl_raw(fake_api, tmp_path, f"/apis/{GROUP}/{VERSION}", BOB).returncode == 0
 
 
 def test_a_request_without_credentials_is_the_admin(cluster: FakeKubectl) -> None:

@@ -1,13 +1,15 @@
-"""The fake API server's SubjectAccessReview against Kubernetes RBAC: the RBAC objects are
-stored and served, and a review is allowed exactly when a binding that applies gives one
-of the user's subjects a rule covering the request."""
+"""The fake API server's RBAC against Kubernetes': the RBAC objects are stored and served,
+a SubjectAccessReview is allowed exactly when a binding that applies gives one of the
+user's subjects a rule covering the request, and the same rules decide what a token's user
+may ask the fake itself (the bootstrap roles an extension server binds to included)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from builders.fakeapi import FakeKubectl
+from builders.fakeapi import FakeApiServer, FakeKubectl
 
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
 SAR = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
@@ -95,3 +97,51 @@ def test_rbac_objects_are_stored_and_served(kubectl: FakeKubectl) -> None:
     assert listed["kind"] == "RoleBindingList"
     assert [b["roleRef"]["name"] for b in listed["items"]] == ["r"]
     assert kubectl.get(f"{RBAC}/namespaces/team-a/roles/r")["rules"][0]["resources"] == ["localqueues"]
+
+
+TOKENS = {"berth-sa-token-0123": ("system:serviceaccount:berth-system:berth", ["system:serviceaccounts"]), "alice-token-0123": ("alice", [])}
+
+
+@pytest.fixture
+def fake_api() -> Iterator[FakeApiServer]:
+    server = FakeApiServer(TOKENS).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _as(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+SA_BINDINGS = [
+    _binding("ClusterRoleBinding", "berth:auth-delegator", "ClusterRole", "system:auth-delegator", [{"kind": "ServiceAccount", "name": "berth", "namespace": "berth-system"}]),
+    _binding("RoleBinding", "berth:auth-reader", "Role", "extension-apiserver-authentication-reader", [{"kind": "ServiceAccount", "name": "berth", "namespace": "berth-system"}], "kube-system"),
+]
+
+
+@pytest.mark.parametrize(
+    ("bindings", "token", "method", "path", "status"),
+    [
+        pytest.param([], "berth-sa-token-0123", "POST", SAR, 403, id="a service account may not review access unbound"),
+        pytest.param(SA_BINDINGS, "berth-sa-token-0123", "POST", SAR, 201, id="system auth-delegator lets it review access"),
+        pytest.param(SA_BINDINGS, "berth-sa-token-0123", "GET", "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication", 200, id="the authentication reader role lets it read the front proxy config"),
+        pytest.param(SA_BINDINGS, "berth-sa-token-0123", "GET", "/api/v1/namespaces/kube-system/configmaps", 403, id="but not list every configmap"),
+        pytest.param([], "alice-token-0123", "GET", "/apis", 200, id="discovery is open to every user"),
+        pytest.param([], "alice-token-0123", "GET", "/api/v1/namespaces/default/pods", 403, id="a user without bindings may not list pods"),
+        pytest.param([_binding("ClusterRoleBinding", "a", "ClusterRole", "cluster-admin", [_user("alice")])], "alice-token-0123", "DELETE", "/api/v1/namespaces/default", 200, id="cluster admin may do anything"),
+    ],
+)
+def test_the_api_server_enforces_rbac_on_token_users(kubectl: FakeKubectl, bindings: list[tuple[str, dict[str, Any]]], token: str, method: str, path: str, status: int) -> None:
+    kubectl.namespace("berth-system")
+    for where, body in bindings:
+        kubectl.create(where, body)
+    body = {"spec": {"user": "bob", "resourceAttributes": PENDING}} if method == "POST" else None
+    response = kubectl.request(method, path, headers=_as(token), json=body)
+    assert response.status_code == status, response.text
+
+
+def test_a_refusal_is_worded_as_the_api_server_words_it(kubectl: FakeKubectl) -> None:
+    response = kubectl.request("GET", "/api/v1/namespaces/default/pods?watch=1", headers=_as("alice-token-0123"))
+    assert response.json()["message"] == 'pods is forbidden: User "alice" cannot watch resource "pods" in API group "" in the namespace "default"'

@@ -15,7 +15,10 @@ endpoints (``proxy.endpoint``), over HTTPS, as the front proxy:
 A backend that cannot be reached answers 503 in plain text, as the real aggregator's
 ``http.Error`` does (not a Status). ``status.conditions`` Available is set by a discovery
 check (``GET /apis/GROUP/VERSION`` on the backend) when the APIService is created and after
-each proxied request; only available APIServices are listed in ``/apis``.
+each proxied request; only available APIServices are listed in ``/apis``. Having no periodic
+check, the fake tries the backend even while the condition says False (the real one answers
+503 until its next check passes). The request is authorized (``authz``) before it gets
+here; answers are buffered, so a watch through an APIService is not streamed.
 """
 
 from __future__ import annotations
@@ -108,7 +111,9 @@ def check_spec(body: Obj) -> None:
         problems.append("metadata.name: must be spec.version+'.'+spec.group")
     if spec.get("service") and spec.get("insecureSkipTLSVerify") and spec.get("caBundle"):
         problems.append("spec.insecureSkipTLSVerify: may not be true if caBundle is present")
-    if spec.get("service") and not (spec["service"].get("namespace") and spec["service"].get("name")):
+    if spec.get("service") and not (
+        spec["service"].get("namespace") and spec["service"].get("name")
+    ):
         problems.append("spec.service: namespace and name are required")
     if problems:
         raise ApiError(422, "Invalid", f"APIService {name!r}: " + "; ".join(problems))
@@ -126,9 +131,14 @@ async def forward(
     headers += [(USER_HEADER, user.name)] + [(GROUP_HEADER, g) for g in user.groups]
     try:
         answer = await _send(
-            store, front, apiservice, request.method, request.url.path,
+            store,
+            front,
+            apiservice,
+            request.method,
+            request.url.path,
             params=list(request.query_params.multi_items()),
-            content=await request.body(), headers=headers,
+            content=await request.body(),
+            headers=headers,
         )
     except _Unavailable as exc:
         _set_available(store, apiservice, False, exc.reason, str(exc))
@@ -136,7 +146,9 @@ async def forward(
             "service unavailable\n", 503, headers={"X-Content-Type-Options": "nosniff"}
         )
     _set_available(store, apiservice, True, "Passed", "all checks passed")
-    kept = {k: v for k, v in answer.headers.items() if k.lower() not in HOP_BY_HOP}
+    # httpx has decoded the body: its content-encoding no longer applies.
+    dropped = HOP_BY_HOP | {"content-encoding"}
+    kept = {k: v for k, v in answer.headers.items() if k.lower() not in dropped}
     return Response(answer.content, status_code=answer.status_code, headers=kept)
 
 
@@ -153,7 +165,11 @@ async def check(store: Store, front: FrontProxy, apiservice: Obj) -> None:
         _set_available(store, apiservice, False, exc.reason, str(exc))
         return
     ok = 200 <= answer.status_code < 300
-    message = "all checks passed" if ok else f"failing or missing response from {path}: {answer.status_code}"
+    message = (
+        "all checks passed"
+        if ok
+        else f"failing or missing response from {path}: {answer.status_code}"
+    )
     _set_available(store, apiservice, ok, "Passed" if ok else "FailedDiscoveryCheck", message)
 
 
@@ -175,12 +191,19 @@ async def _send(
         raise _Unavailable(reason, exc.message) from exc
     base = httpx.URL(upstream).copy_with(scheme="https")
     try:
-        async with httpx.AsyncClient(base_url=base, verify=front.tls(apiservice), timeout=30) as client:
+        async with httpx.AsyncClient(
+            base_url=base, verify=front.tls(apiservice), timeout=30
+        ) as client:
             return await client.request(
-                method, path, extensions={"sni_hostname": f"{name}.{namespace}.svc"}, **kwargs  # type: ignore[arg-type]
+                method,
+                path,
+                extensions={"sni_hostname": f"{name}.{namespace}.svc"},
+                **kwargs,  # type: ignore[arg-type]
             )
     except httpx.TransportError as exc:
-        raise _Unavailable("FailedDiscoveryCheck", f"failing or missing response from {base}{path}: {exc}") from exc
+        raise _Unavailable(
+            "FailedDiscoveryCheck", f"failing or missing response from {base}{path}: {exc}"
+        ) from exc
 
 
 def _set_available(store: Store, apiservice: Obj, up: bool, reason: str, message: str) -> None:

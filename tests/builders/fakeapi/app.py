@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from builders.fakeapi import aggregator, rbac
+from builders.fakeapi import aggregator, authz, rbac
 from builders.fakeapi.aggregator import FrontProxy
 from builders.fakeapi.authn import Tokens, User, authenticate
 from builders.fakeapi.discovery import group_entry, group_list, resource_list
@@ -80,6 +80,7 @@ async def _dispatch(
 ) -> Response:
     parts = [p for p in request.url.path.split("/") if p]
     method = request.method
+    authz.authorize(store, user, request)
     aggregated = parts[:1] == ["apis"] and len(parts) >= 3
     apiservice = aggregator.aggregated(store, parts[1], parts[2]) if aggregated else None
     if apiservice is not None:
@@ -116,10 +117,8 @@ async def _dispatch(
     resource = store.find(group, version, rest[0])
     name = rest[1] if len(rest) > 1 else None
     sub = rest[2] if len(rest) > 2 else ""
-    if resource.key in store.forbidden:
-        raise _forbidden(
-            resource, method, namespace, name, watch=_flag(request.query_params.get("watch"))
-        )
+    if resource.key in store.forbidden and (info := authz.request_info(request)) is not None:
+        raise authz.forbidden(info, USER)
     if sub and not (sub == "status" and resource.status):
         raise ApiError(404, "NotFound", f"{resource.plural} has no subresource {sub!r}")
     if resource.namespaced and namespace is None and method != "GET":
@@ -176,24 +175,8 @@ def _control(store: Store, parts: list[str], request: Request) -> Response:
     raise ApiError(404, "NotFound", "unknown control path")
 
 
-_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+# Who ``FakeKubectl.forbid`` refuses: Berth's ServiceAccount, as its missing Role would.
 USER = "system:serviceaccount:berth-system:berth"
-
-
-def _forbidden(
-    resource: Resource, method: str, namespace: str | None, name: str | None, *, watch: bool
-) -> ApiError:
-    """The 403 an RBAC-denied request gets, worded as the real API server words it."""
-    verb = _VERBS.get(method) or ("get" if name else "watch" if watch else "list")
-    what = f"{resource.plural}.{resource.group}" if resource.group else resource.plural
-    subject = f'{what} "{name}"' if name else what
-    where = f' in the namespace "{namespace}"' if namespace else " at the cluster scope"
-    return ApiError(
-        403,
-        "Forbidden",
-        f'{subject} is forbidden: User "{USER}" cannot {verb} resource "{resource.plural}" '
-        f'in API group "{resource.group}"{where}',
-    )
 
 
 async def _json_body(request: Request) -> Obj:

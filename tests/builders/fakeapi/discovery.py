@@ -19,7 +19,9 @@ def group_list(store: Store) -> Obj:
         (s for s in store.objects[APISERVICES].values() if available(s)),
         key=lambda s: (-int(s["spec"].get("groupPriorityMinimum") or 0), s["spec"]["group"]),
     )
-    groups = local + [g for g in dict.fromkeys(s["spec"]["group"] for s in services) if g not in local]
+    groups = local + [
+        g for g in dict.fromkeys(s["spec"]["group"] for s in services) if g not in local
+    ]
     return {
         "kind": "APIGroupList",
         "apiVersion": "v1",

@@ -9,6 +9,10 @@ a subresource needs a rule naming it. A ServiceAccount subject is the user
 ``system:serviceaccount:NS:NAME`` (its namespace defaults to the binding's). A ClusterRole
 with an ``aggregationRule`` has the rules of the ClusterRoles its selectors' matchLabels
 match, as the aggregation controller would have written them.
+
+``bootstrap`` writes the default roles an extension API server's manifests bind to
+(``system:auth-delegator``, ``extension-apiserver-authentication-reader``) and
+``cluster-admin``, as kube-apiserver's RBAC bootstrap does.
 """
 
 from __future__ import annotations
@@ -24,6 +28,40 @@ CLUSTER_ROLES = (GROUP, "clusterroles")
 CLUSTER_ROLE_BINDINGS = (GROUP, "clusterrolebindings")
 ROLES = (GROUP, "roles")
 ROLE_BINDINGS = (GROUP, "rolebindings")
+
+
+_AUTH_DELEGATOR = [
+    {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+    {
+        "apiGroups": ["authorization.k8s.io"],
+        "resources": ["subjectaccessreviews"],
+        "verbs": ["create"],
+    },
+]
+_AUTH_READER = [
+    {
+        "apiGroups": [""],
+        "resources": ["configmaps"],
+        "resourceNames": ["extension-apiserver-authentication"],
+        "verbs": ["get", "list", "watch"],
+    }
+]
+_EVERYTHING = [
+    {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
+    {"nonResourceURLs": ["*"], "verbs": ["*"]},
+]
+
+
+def bootstrap(store: Store) -> None:
+    for name, rules in (("cluster-admin", _EVERYTHING), ("system:auth-delegator", _AUTH_DELEGATOR)):
+        store.create(
+            store.resources[CLUSTER_ROLES], "", {"metadata": {"name": name}, "rules": rules}
+        )
+    reader = {
+        "metadata": {"name": "extension-apiserver-authentication-reader"},
+        "rules": _AUTH_READER,
+    }
+    store.create(store.resources[ROLES], "kube-system", reader)
 
 
 def review(store: Store, body: Obj) -> Obj:

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import uvicorn
 
-from builders.fakeapi import pki
+from builders.fakeapi import pki, rbac
 from builders.fakeapi.aggregator import FrontProxy
 from builders.fakeapi.app import Options, create_app
 from builders.fakeapi.authn import Tokens
@@ -35,6 +35,7 @@ class FakeApiServer:
         self._dir = tempfile.TemporaryDirectory(prefix="fakeapi-pki-")
         self.front_proxy = FrontProxy(Path(self._dir.name))
         self.front_proxy.publish(self.store)
+        rbac.bootstrap(self.store)
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", 0))
