@@ -145,3 +145,25 @@ def test_the_api_server_enforces_rbac_on_token_users(kubectl: FakeKubectl, bindi
 def test_a_refusal_is_worded_as_the_api_server_words_it(kubectl: FakeKubectl) -> None:
     response = kubectl.request("GET", "/api/v1/namespaces/default/pods?watch=1", headers=_as("alice-token-0123"))
     assert response.json()["message"] == 'pods is forbidden: User "alice" cannot watch resource "pods" in API group "" in the namespace "default"'
+
+
+@pytest.mark.parametrize(
+    ("token", "status"),
+    [
+        pytest.param("alice-token-0123", {"authenticated": True, "user": {"username": "alice", "groups": ["system:authenticated"]}}, id="a known token names its user"),
+        pytest.param("guess", {"authenticated": False, "error": "invalid bearer token"}, id="an unknown token authenticates nobody"),
+    ],
+)
+def test_token_review_answers_from_the_token_file(kubectl: FakeKubectl, token: str, status: dict[str, Any]) -> None:
+    review = kubectl.create("/apis/authentication.k8s.io/v1/tokenreviews", {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}})
+    assert review["status"] == status
+
+
+def test_token_review_needs_its_rbac(kubectl: FakeKubectl) -> None:
+    body = {"spec": {"token": "alice-token-0123"}}
+    refused = kubectl.request("POST", "/apis/authentication.k8s.io/v1/tokenreviews", json=body, headers=_as("berth-sa-token-0123"))
+    assert refused.status_code == 403
+    kubectl.namespace("berth-system")
+    kubectl.create(*SA_BINDINGS[0])
+    allowed = kubectl.request("POST", "/apis/authentication.k8s.io/v1/tokenreviews", json=body, headers=_as("berth-sa-token-0123"))
+    assert allowed.json()["status"]["user"]["username"] == "alice"

@@ -1,5 +1,5 @@
-"""The fake apiserver's HTTP surface (Starlette): authentication, aggregation, discovery,
-SubjectAccessReview, CRUD, list/watch, patch, status."""
+"""The fake apiserver's HTTP surface (Starlette): authentication, authorization, aggregation,
+discovery, TokenReview and SubjectAccessReview, CRUD, list/watch, patch, status."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from builders.fakeapi import aggregator, authz, rbac
+from builders.fakeapi import aggregator, authn, authz, rbac
 from builders.fakeapi.aggregator import FrontProxy
 from builders.fakeapi.authn import Tokens, User, authenticate
 from builders.fakeapi.discovery import group_entry, group_list, resource_list
@@ -33,6 +33,7 @@ from builders.fakeapi.store import BUILTIN, Change, Obj, Read, Resource, Store
 
 CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
 SAR_PATH = ["apis", "authorization.k8s.io", "v1", "subjectaccessreviews"]
+TOKEN_REVIEW_PATH = "apis/authentication.k8s.io/v1/tokenreviews"
 DEFAULT_WATCH_SECONDS = 1800
 
 
@@ -51,6 +52,10 @@ def create_app(
     async def dispatch(request: Request) -> Response:
         try:
             user = authenticate(known, request)
+            authz.authorize(store, user, request)
+            if request.url.path.strip("/") == TOKEN_REVIEW_PATH and request.method == "POST":
+                body = authn.review(known, await _json_body(request))
+                return JSONResponse(body, status_code=201)
             return await _dispatch(store, front, opts, user, request)
         except ApiError as exc:
             return status_response(exc.code, exc.reason, exc.message)
@@ -80,7 +85,6 @@ async def _dispatch(
 ) -> Response:
     parts = [p for p in request.url.path.split("/") if p]
     method = request.method
-    authz.authorize(store, user, request)
     aggregated = parts[:1] == ["apis"] and len(parts) >= 3
     apiservice = aggregator.aggregated(store, parts[1], parts[2]) if aggregated else None
     if apiservice is not None:

@@ -9,13 +9,14 @@ credentials are the admin's, as they were before it had tokens.
 
 Once the caller is known, its ``Authorization`` header is removed from the request, as the
 real API server does, so that nothing proxied on (``services/proxy``, an aggregated API)
-carries the caller's credentials.
+carries the caller's credentials. ``review`` answers a TokenReview from the same tokens.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from starlette.datastructures import Headers
 from starlette.requests import Request
@@ -36,6 +37,7 @@ ADMIN = User("system:admin", (MASTERS, AUTHENTICATED))
 
 # token -> (user name, groups), as the lines of a token auth file
 Tokens = Mapping[str, tuple[str, Sequence[str]]]
+Obj = dict[str, Any]
 
 
 def authenticate(tokens: Tokens, request: Request) -> User:
@@ -48,8 +50,28 @@ def authenticate(tokens: Tokens, request: Request) -> User:
     if header is None or not tokens:
         return ADMIN
     scheme, _, token = header.partition(" ")
-    entry = tokens.get(token.strip()) if scheme.lower() == "bearer" else None
-    if entry is None:
+    user = _user(tokens, token.strip()) if scheme.lower() == "bearer" else None
+    if user is None:
         raise ApiError(401, "Unauthorized", "Unauthorized")
+    return user
+
+
+def review(tokens: Tokens, body: Obj) -> Obj:
+    """The TokenReview ``body`` with its ``status``: whom ``spec.token`` authenticates, as
+    an extension server delegating authentication asks."""
+    user = _user(tokens, str((body.get("spec") or {}).get("token") or ""))
+    status: Obj = {"authenticated": user is not None}
+    if user is not None:
+        status["user"] = {"username": user.name, "groups": list(user.groups)}
+    else:
+        status["error"] = "invalid bearer token"
+    kind = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview"}
+    return {"metadata": {}, **body, **kind, "status": status}
+
+
+def _user(tokens: Tokens, token: str) -> User | None:
+    entry = tokens.get(token)
+    if entry is None:
+        return None
     name, groups = entry
     return User(name, (*groups, *((AUTHENTICATED,) if AUTHENTICATED not in groups else ())))
