@@ -11,7 +11,6 @@ import json
 import shutil
 import ssl
 import subprocess
-import tempfile
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders.certs import Authority
 from builders.fakeapi import FakeApiServer, FakeKubectl
-from builders.fakeapi.pki import KeyPair, issue, new_ca
 
 GROUP, VERSION = "visibility.kueue.x-k8s.io", "v1beta2"
 PENDING = f"/apis/{GROUP}/{VERSION}/clusterqueues/cq-a/pendingworkloads"
@@ -76,21 +75,18 @@ def fake_api() -> Iterator[FakeApiServer]:
 
 
 @pytest.fixture
-def serving_ca() -> KeyPair:
-    return new_ca("berth-serving-ca")
+def serving_ca(tmp_path: Path) -> Authority:
+    return Authority("berth-serving", tmp_path)
 
 
 @pytest.fixture
-def backend(kubectl: FakeKubectl, serving_ca: KeyPair) -> Iterator[str]:
+def backend(kubectl: FakeKubectl, serving_ca: Authority) -> Iterator[str]:
     """An HTTPS server with a certificate for berth.berth-system.svc that verifies, when it
     is offered, a client certificate against the published front-proxy CA."""
     front_ca = kubectl.get(AUTH_CONFIG)["data"]["requestheader-client-ca-file"]
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    with tempfile.TemporaryDirectory() as directory:
-        cert, key = issue(serving_ca, "berth", hosts=("berth.berth-system.svc",)).write(
-            Path(directory), "serving"
-        )
-        context.load_cert_chain(cert, key)
+    serving = serving_ca.issue("serving", "berth", server=True, hosts=("berth.berth-system.svc",))
+    context.load_cert_chain(serving.cert_file, serving.key_file)
     context.load_verify_locations(cadata=front_ca)
     context.verify_mode = ssl.CERT_OPTIONAL
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
@@ -104,8 +100,8 @@ def backend(kubectl: FakeKubectl, serving_ca: KeyPair) -> Iterator[str]:
         server.server_close()
 
 
-def _apiservice(ca: KeyPair | None, **spec: Any) -> dict[str, Any]:
-    tls = {"caBundle": base64.b64encode(ca.cert_pem).decode()} if ca else {"insecureSkipTLSVerify": True}
+def _apiservice(ca: Authority | None, **spec: Any) -> dict[str, Any]:
+    tls = {"caBundle": base64.b64encode(ca.pem.encode()).decode()} if ca else {"insecureSkipTLSVerify": True}
     return {
         "metadata": {"name": f"{VERSION}.{GROUP}"},
         "spec": {
@@ -117,7 +113,7 @@ def _apiservice(ca: KeyPair | None, **spec: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
-def cluster(kubectl: FakeKubectl, backend: str, serving_ca: KeyPair) -> FakeKubectl:
+def cluster(kubectl: FakeKubectl, backend: str, serving_ca: Authority) -> FakeKubectl:
     """berth-system/berth:443 served by the backend, its APIService for GROUP/VERSION, and
     RBAC letting group team-a get clusterqueues/pendingworkloads there."""
     kubectl.create("/apis/rbac.authorization.k8s.io/v1/clusterroles", VIEWER)
@@ -210,13 +206,13 @@ def test_a_backend_that_is_down_answers_503(
 
 
 def test_a_backend_whose_certificate_the_ca_bundle_does_not_sign_is_unavailable(
-    kubectl: FakeKubectl, backend: str
+    kubectl: FakeKubectl, backend: str, tmp_path: Path
 ) -> None:
     kubectl.namespace("berth-system")
     service = {"metadata": {"name": "berth"}, "spec": {"ports": [{"port": 443}]}}
     kubectl.create("/api/v1/namespaces/berth-system/services", service)
     kubectl.serve("berth-system", "berth", 443, backend)
-    created = kubectl.create(APISERVICES, _apiservice(new_ca("some-other-ca")))
+    created = kubectl.create(APISERVICES, _apiservice(Authority("some-other", tmp_path)))
     assert created["status"]["conditions"][0]["status"] == "False"
     assert kubectl.request("GET", PENDING).status_code == 503
     kubectl.delete(f"{APISERVICES}/{VERSION}.{GROUP}")

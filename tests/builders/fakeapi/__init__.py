@@ -2,8 +2,8 @@
 
 ``server`` runs it (HTTP, or HTTPS with ``tls``); ``app`` dispatches a request after
 ``authn`` (static tokens, also behind TokenReview) and ``authz`` (``rbac``, also behind
-SubjectAccessReview); ``aggregator`` proxies APIServices as the front proxy (certificates from ``pki``) and
-``discovery`` lists groups; ``proxy`` is ``services/proxy``; ``store`` keeps the objects,
+SubjectAccessReview); ``aggregator`` proxies APIServices as the front proxy (its
+certificates from ``builders.certs``) and ``discovery`` lists groups; ``proxy`` is ``services/proxy``; ``store`` keeps the objects,
 with the rules of ``jobs``, ``jobsets``, ``pods``, ``schemas``, ``patches``, ``selectors``.
 """
 

@@ -33,7 +33,7 @@ import httpx
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from builders.fakeapi import pki
+from builders.certs import Authority
 from builders.fakeapi.authn import User
 from builders.fakeapi.errors import ApiError
 from builders.fakeapi.proxy import HOP_BY_HOP, endpoint
@@ -51,15 +51,14 @@ class FrontProxy:
     """The front-proxy CA and the client certificate it signed, on disk for ``ssl``."""
 
     def __init__(self, directory: Path) -> None:
-        self.ca = pki.new_ca("front-proxy-ca")
-        self.cert_file, self.key_file = pki.issue(self.ca, CLIENT_NAME).write(
-            directory, CLIENT_NAME
-        )
+        self.ca = Authority("front-proxy", directory)
+        client = self.ca.issue(CLIENT_NAME, CLIENT_NAME)
+        self.cert_file, self.key_file = client.cert_file, client.key_file
 
     def publish(self, store: Store) -> None:
         """kube-system/extension-apiserver-authentication, as kube-apiserver writes it."""
         data = {
-            "requestheader-client-ca-file": self.ca.cert_pem.decode(),
+            "requestheader-client-ca-file": self.ca.pem,
             "requestheader-allowed-names": json.dumps([CLIENT_NAME]),
             "requestheader-username-headers": json.dumps([USER_HEADER]),
             "requestheader-group-headers": json.dumps([GROUP_HEADER]),

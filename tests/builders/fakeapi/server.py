@@ -15,7 +15,8 @@ from typing import Any
 import httpx
 import uvicorn
 
-from builders.fakeapi import pki, rbac
+from builders.certs import Authority
+from builders.fakeapi import rbac
 from builders.fakeapi.aggregator import FrontProxy
 from builders.fakeapi.app import Options, create_app
 from builders.fakeapi.authn import Tokens
@@ -40,13 +41,12 @@ class FakeApiServer:
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", 0))
         self.port: int = self._socket.getsockname()[1]
-        self.ca: pki.KeyPair | None = None
+        self.ca: Authority | None = None
         serving: dict[str, Any] = {}
         if tls:
-            self.ca = pki.new_ca("kubernetes")
-            pair = pki.issue(self.ca, "kube-apiserver", hosts=("127.0.0.1", "localhost"))
-            cert, key = pair.write(Path(self._dir.name), "apiserver")
-            serving = {"ssl_certfile": str(cert), "ssl_keyfile": str(key)}
+            self.ca = Authority("kubernetes", Path(self._dir.name))
+            cert = self.ca.issue("apiserver", "kube-apiserver", server=True)
+            serving = {"ssl_certfile": str(cert.cert_file), "ssl_keyfile": str(cert.key_file)}
         self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         config = uvicorn.Config(
             create_app(self.store, self.front_proxy, self.options, tokens),
@@ -85,7 +85,7 @@ class FakeApiServer:
         user = {"token": token} if token else {}
         cluster: dict[str, str] = {"server": self.url}
         if self.ca is not None:
-            cluster["certificate-authority-data"] = base64.b64encode(self.ca.cert_pem).decode()
+            cluster["certificate-authority-data"] = base64.b64encode(self.ca.pem.encode()).decode()
         path.write_text(
             json.dumps(
                 {
@@ -104,8 +104,8 @@ class FakeApiServer:
 class FakeKubectl:
     """What a user (or the Job controller) does to the fake cluster, over its HTTP API."""
 
-    def __init__(self, url: str, ca: pki.KeyPair | None = None) -> None:
-        verify = ssl.create_default_context(cadata=ca.cert_pem.decode()) if ca else True
+    def __init__(self, url: str, ca: Authority | None = None) -> None:
+        verify = ssl.create_default_context(cadata=ca.pem) if ca else True
         self.http = httpx.Client(base_url=url, timeout=10, verify=verify)
 
     def close(self) -> None:
