@@ -14,7 +14,8 @@ endpoints (``proxy.endpoint``), over HTTPS, as the front proxy:
 
 A backend that cannot be reached answers 503 in plain text, as the real aggregator's
 ``http.Error`` does (not a Status). ``status.conditions`` Available is set by a discovery
-check (``GET /apis/GROUP/VERSION`` on the backend) when the APIService is created and after
+check (``GET /apis/GROUP/VERSION`` on the backend, as ``system:kube-aggregator`` in
+``system:masters``) when the APIService is created and after
 each proxied request; only available APIServices are listed in ``/apis``. Having no periodic
 check, the fake tries the backend even while the condition says False (the real one answers
 503 until its next check passes). The request is authorized (``authz``) before it gets
@@ -158,8 +159,10 @@ async def check(store: Store, front: FrontProxy, apiservice: Obj) -> None:
         _set_available(store, apiservice, True, "Local", "Local APIServices are always available")
         return
     path = f"/apis/{spec['group']}/{spec['version']}"
+    # As kube-aggregator's availability controller asks: a masters identity is never refused.
+    headers = [(USER_HEADER, "system:kube-aggregator"), (GROUP_HEADER, "system:masters")]
     try:
-        answer = await _send(store, front, apiservice, "GET", path)
+        answer = await _send(store, front, apiservice, "GET", path, headers=headers)
     except _Unavailable as exc:
         _set_available(store, apiservice, False, exc.reason, str(exc))
         return

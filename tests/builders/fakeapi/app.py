@@ -164,6 +164,8 @@ def _control(store: Store, parts: list[str], request: Request) -> Response:
         return JSONResponse({"compactedTo": store.compact()})
     if parts == ["reads"]:
         return JSONResponse([dataclasses.asdict(read) for read in store.reads])
+    if parts == ["reviews"]:
+        return JSONResponse(store.reviews)
     if parts[:1] == ["forbid"] and len(parts) == 3:
         # As an RBAC Role without the verbs would: every request on group/plural refused.
         store.forbidden.add(("" if parts[1] == "core" else parts[1], parts[2]))

@@ -65,7 +65,9 @@ def bootstrap(store: Store) -> None:
 
 
 def review(store: Store, body: Obj) -> Obj:
-    """The SubjectAccessReview ``body`` with its ``status`` filled in."""
+    """The SubjectAccessReview ``body`` with its ``status`` filled in (and kept in
+    ``store.reviews``)."""
+    store.reviews.append(body)
     spec = body.get("spec") or {}
     user, groups = spec.get("user") or "", tuple(spec.get("groups") or ())
     allowed, reason = decide(store, user, groups, spec)

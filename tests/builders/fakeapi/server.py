@@ -152,6 +152,11 @@ class FakeKubectl:
     def end_watches(self) -> None:
         self._ok(self.http.post("/fake/end-watches"))
 
+    def reviews(self) -> list[dict[str, Any]]:
+        """Every SubjectAccessReview asked so far, as its caller sent it, in order."""
+        found: list[dict[str, Any]] = self.http.get("/fake/reviews").json()
+        return found
+
     def reads(self, plural: str) -> list[dict[str, Any]]:
         """Every list and watch request of ``plural`` so far, in order: ``verb`` (list or
         watch) and the ``resource_version`` it asked from."""

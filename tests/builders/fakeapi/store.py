@@ -124,6 +124,7 @@ class Store:
         self.compacted = 0  # a watch from a resourceVersion below this gets 410 Gone
         self.watchers: list[Watcher] = []
         self.reads: list[Read] = []
+        self.reviews: list[Obj] = []  # every SubjectAccessReview asked, as sent
         self.forbidden: set[tuple[str, str]] = set()  # resources every request is refused on
         self.schemas: dict[tuple[str, str], schemas.Schema] = {}  # a custom resource's CRD
         # (namespace, Service, port) -> the URL standing for its endpoints (services/proxy)
