@@ -146,7 +146,8 @@ class FakeKubectl:
 
     def serve(self, namespace: str, service: str, port: int, url: str) -> None:
         """Let ``url`` stand for the endpoints behind port ``port`` of the Service: its
-        ``services/proxy`` subresource forwards there from now on."""
+        ``services/proxy`` subresource, and an APIService naming it (over HTTPS whatever
+        the scheme), forward there from now on."""
         self._ok(self.http.post(f"/fake/endpoints/{namespace}/{service}/{port}", params={"url": url}))
 
     def end_watches(self) -> None:
