@@ -5,6 +5,11 @@ Tokens come from ``berth.settings``, e.g.
 ``BERTH_TOKENS="tok1:admin,tok2:read,tok3:read:ns-a|ns-b"``. With none configured every
 request is allowed, which is only safe on a loopback address: ``check_bind`` says so for
 the shell to log or refuse.
+
+A token travels as ``Authorization: Bearer <token>`` or, where a proxy consumes the
+Authorization header (the Kubernetes API server's service proxy authenticates the caller
+and strips it), as ``X-Berth-Token: <token>``; both grant exactly the same. A request
+carrying both with different tokens is refused (401): neither is taken over the other.
 """
 
 from __future__ import annotations
@@ -18,12 +23,13 @@ from typing import Annotated
 
 from fastapi import Depends, FastAPI, Request, Security
 from fastapi.responses import JSONResponse
-from fastapi.security import HTTPBearer
+from fastapi.security import APIKeyHeader, HTTPBearer
 
 from api.deps import ContextDep
 from quota.core.errors import BerthError
 
 TOKENS_ENV = "BERTH_TOKENS"
+TOKEN_HEADER = "X-Berth-Token"  # the token where a proxy does not pass Authorization on
 MIN_TOKEN_LENGTH = 16
 MIN_TOKEN_SYMBOLS = 6  # distinct characters: refuses "aaaa…", "abab…"
 MAKE_ONE = "make one with: openssl rand -hex 24"
@@ -123,14 +129,25 @@ def check_bind(host: str, tokens: Sequence[Grant]) -> str | None:
     )
 
 
-def authenticate(tokens: Sequence[Grant], header: str | None) -> Grant | None:
-    """The grant a request's Authorization header carries; ``None`` when auth is off."""
+def authenticate(
+    tokens: Sequence[Grant], header: str | None, berth_token: str | None = None
+) -> Grant | None:
+    """The grant a request's Authorization header (or its ``X-Berth-Token`` header,
+    ``berth_token``) carries; ``None`` when auth is off."""
     if not tokens:
         return None
-    scheme, _, presented = (header or "").partition(" ")
-    if scheme.lower() != "bearer" or not presented.strip():
-        raise Unauthorized("an Authorization: Bearer <token> header is required")
-    given = presented.strip().encode()
+    scheme, _, bearer = (header or "").partition(" ")
+    bearer = bearer.strip() if scheme.lower() == "bearer" else ""
+    second = (berth_token or "").strip()
+    if bearer and second and not hmac.compare_digest(bearer.encode(), second.encode()):
+        raise Unauthorized(
+            f"the Authorization bearer token and the {TOKEN_HEADER} header differ: send one"
+        )
+    if not (bearer or second):
+        raise Unauthorized(
+            f"an Authorization: Bearer <token> (or {TOKEN_HEADER}: <token>) header is required"
+        )
+    given = (bearer or second).encode()
     found = None
     # Every configured token is compared, so the time taken does not tell which one matched.
     for grant in tokens:
@@ -148,13 +165,24 @@ BEARER = HTTPBearer(
     scheme_name="bearer",
     description=f"a token of {TOKENS_ENV}: admin for changes, read (or a tenant's) for reads",
 )
+# The same token in a header proxies pass on (``authenticate`` checks it the same way).
+BERTH_TOKEN = APIKeyHeader(
+    name=TOKEN_HEADER,
+    auto_error=False,
+    scheme_name="berthToken",
+    description=f"the bearer token, for proxies that consume Authorization ({TOKENS_ENV})",
+)
 
 
 async def reader(
-    request: Request, ctx: ContextDep, _: Annotated[object, Security(BEARER)]
+    request: Request,
+    ctx: ContextDep,
+    _: Annotated[object, Security(BEARER)],
+    __: Annotated[object, Security(BERTH_TOKEN)],
 ) -> Grant | None:
     """Dependency of every read route: any valid token (or none when auth is off)."""
-    return authenticate(ctx.tokens, request.headers.get("authorization"))
+    headers = request.headers
+    return authenticate(ctx.tokens, headers.get("authorization"), headers.get(TOKEN_HEADER))
 
 
 async def admin(caller: Annotated[Grant | None, Depends(reader)]) -> Grant | None:

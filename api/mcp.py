@@ -214,9 +214,11 @@ class Guarded:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            header = Request(scope).headers.get("authorization")
+            headers = Request(scope).headers
             try:
-                grant = auth.authenticate(self.tokens(), header)
+                grant = auth.authenticate(
+                    self.tokens(), headers.get("authorization"), headers.get(auth.TOKEN_HEADER)
+                )
             except auth.Unauthorized as exc:
                 response: Response = JSONResponse(
                     {"error": exc.to_dict()}, status_code=401,

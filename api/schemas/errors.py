@@ -40,7 +40,8 @@ class ErrorResponse(BaseModel):
 
 # What each status means wherever it is declared; a route may say more (``notes``).
 MEANING: Mapping[int, str] = {
-    401: "Unauthorized: no bearer token, or not one the server has (servers with tokens)",
+    401: "Unauthorized: no token (Authorization: Bearer or X-Berth-Token), or not one the "
+    "server has (servers with tokens)",
     403: "Forbidden: a read token asked for a change, or a tenant token for a namespace "
     "it is not given",
     404: "NotFound: nothing by that name",

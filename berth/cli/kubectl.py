@@ -8,8 +8,9 @@ in-cluster Berth through the Kubernetes API server's service proxy
 (``/api/v1/namespaces/NS/services/NAME:PORT/proxy/``) as the kubeconfig's user: kubectl
 hands a plugin no credentials, so the plugin reads the kubeconfig itself (``--kubeconfig``,
 else ``$KUBECONFIG``, else ``~/.kube/config``; ``--context``, else the current context).
-The API server authenticates that user and drops the credentials before proxying, so a
-Berth token is not forwarded this way; RBAC on ``services/proxy`` decides who may ask."""
+The API server authenticates that user (RBAC on ``services/proxy`` decides who may ask) and
+drops the Authorization header before proxying, so the Berth token (``BERTH_TOKEN``, as
+``berth`` takes it) travels in ``X-Berth-Token``, which the proxy passes on."""
 
 from __future__ import annotations
 
@@ -71,9 +72,13 @@ def in_cluster(args: argparse.Namespace) -> Endpoint:
     """Berth behind the API server's service proxy, as the kubeconfig's user."""
     # Here, not at the top: kubernetes-asyncio is slow to import, and --server needs none.
     from admission.kube.kubeconfig import user_credentials
+    from api.auth import TOKEN_HEADER
+    from berth import settings
 
     user = asyncio.run(user_credentials(args.kubeconfig, args.context))
     headers = {"authorization": f"Bearer {user.token}"} if user.token else {}
+    if berth_token := settings.load(vars(args)).client.token:
+        headers[TOKEN_HEADER] = berth_token
     cert = (user.cert_file, user.key_file) if user.cert_file and user.key_file else None
     verify: bool | str = (user.ca_file or True) if user.verify else False
     url = user.server + proxy_path(args.service_namespace, args.service)

@@ -3,7 +3,7 @@ tenants outside their namespaces; oversize and malformed bodies; nothing written
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
@@ -67,8 +67,16 @@ def _count(url: str, table: str) -> int:
         pytest.param(None, "GET", "/healthz", 200, id="liveness needs no token"),
     ],
 )
-def test_access(api: httpx.Client, token: str | None, method: str, path: str, status: int) -> None:
-    headers = {"authorization": f"Bearer {token}"} if token else {}
+@pytest.mark.parametrize(
+    "carrier",
+    [
+        pytest.param(lambda t: {"authorization": f"Bearer {t}"}, id="as a bearer token"),
+        pytest.param(lambda t: {"x-berth-token": t}, id="in X-Berth-Token"),
+    ],
+)
+def test_access(api: httpx.Client, carrier: Callable[[str], dict[str, str]], token: str | None, method: str, path: str, status: int) -> None:
+    """Either header grants exactly the same."""
+    headers = carrier(token) if token else {}
     response = api.request(method, path, headers=headers, content=FLAVOR if method == "POST" else None)
     assert response.status_code == status, response.text
     if status >= 400:
@@ -77,6 +85,23 @@ def test_access(api: httpx.Client, token: str | None, method: str, path: str, st
 
 def test_401_carries_the_bearer_challenge(api: httpx.Client) -> None:
     assert api.get("/api/v1/workloads").headers["www-authenticate"] == "Bearer"
+
+
+@pytest.mark.parametrize(
+    ("authorization", "berth_token", "status", "message"),
+    [
+        pytest.param("Bearer root-secret-token-1", "root-secret-token-1", 200, None, id="the same token in both headers is fine"),
+        pytest.param("Bearer look-secret-token-2", "root-secret-token-1", 401, "differ: send one", id="different tokens in the two headers are refused"),
+        pytest.param("Bearer guess", "root-secret-token-1", 401, "differ: send one", id="a wrong bearer token does not fall back to the other header"),
+        pytest.param("Basic dXNlcjpwYXNz", "root-secret-token-1", 200, None, id="another scheme's Authorization leaves X-Berth-Token to decide"),
+    ],
+)
+def test_both_token_headers(api: httpx.Client, authorization: str, berth_token: str, status: int, message: str | None) -> None:
+    headers = {"authorization": authorization, "x-berth-token": berth_token}
+    response = api.get("/api/v1/resourceflavors", headers=headers)
+    assert response.status_code == status, response.text
+    if message:
+        assert message in response.json()["error"]["message"]
 
 
 def test_refused_mutation_writes_nothing(world: World, api: httpx.Client) -> None:

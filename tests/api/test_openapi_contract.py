@@ -107,8 +107,11 @@ def test_every_success_answer_of_the_api_has_a_schema() -> None:
 
 def test_the_bearer_scheme_is_declared_only_where_tokens_are_checked() -> None:
     secured, open_ = document(), document(())
-    assert secured["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
-    assert secured["paths"]["/api/v1/apply"]["post"]["security"] == [{"bearer": []}]
+    schemes = secured["components"]["securitySchemes"]
+    assert schemes["bearer"]["scheme"] == "bearer"
+    assert (schemes["berthToken"]["type"], schemes["berthToken"]["in"], schemes["berthToken"]["name"]) == ("apiKey", "header", "X-Berth-Token")
+    # Either one: a list of requirements is alternatives.
+    assert secured["paths"]["/api/v1/apply"]["post"]["security"] == [{"bearer": []}, {"berthToken": []}]
     assert "security" not in secured["paths"]["/healthz"]["get"]
     assert "securitySchemes" not in open_.get("components", {})
     assert not [path for _, path, op in operations(open_) if "security" in op]

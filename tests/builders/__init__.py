@@ -21,6 +21,7 @@ In reading order:
 - ``clone``: an offline clone of the repository with its own ``.venv`` (the README's set-up).
 - ``health_probe``: ``/healthz`` asked every few milliseconds from a process of its own.
 - ``tcp_proxy``: a freezable TCP proxy in front of PostgreSQL (a silent partition).
-- ``fakeapi``: a fake Kubernetes API server that speaks the wire protocol.
+- ``fakeapi``: a fake Kubernetes API server that speaks the wire protocol (tokens, RBAC,
+  SubjectAccessReview, APIService aggregation behind a front-proxy certificate).
 - ``crds``, ``waiting``: Berth's CRD files; waits on the fake API server's state.
 """

@@ -1,9 +1,11 @@
 """Certificate authorities and certificates made in the test (``cryptography``): a serving
-certificate for the HTTPS listener, and client certificates as the front proxy holds."""
+certificate for the HTTPS listener (or the fake API server), and client certificates as
+the front proxy holds."""
 
 from __future__ import annotations
 
 import datetime as dt
+import ipaddress
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,8 +48,10 @@ class Authority:
         self.file.write_text(self.pem)
 
     def issue(self, file_name: str, common_name: str, *, server: bool = False,
-              organization: str | None = None) -> Issued:  # fmt: skip
-        """A leaf certificate: for serving 127.0.0.1/localhost, or for a client."""
+              organization: str | None = None,
+              hosts: tuple[str, ...] = ("localhost", "127.0.0.1")) -> Issued:  # fmt: skip
+        """A leaf certificate: for serving ``hosts`` (DNS names or IP addresses), or for a
+        client."""
         key = ec.generate_private_key(ec.SECP256R1())
         attributes = [x509.NameAttribute(NameOID.COMMON_NAME, common_name)]
         if organization:
@@ -56,9 +60,7 @@ class Authority:
         usage = ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH
         builder = builder.add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
         if server:
-            import ipaddress
-
-            names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            names = [_alt_name(host) for host in hosts]
             builder = builder.add_extension(x509.SubjectAlternativeName(names), critical=False)
         cert = builder.sign(self.key, hashes.SHA256())
         cert_pem = cert.public_bytes(serialization.Encoding.PEM).decode()
@@ -70,6 +72,13 @@ class Authority:
         cert_file.write_text(cert_pem)
         key_file.write_text(key_pem)
         return Issued(cert_pem, key_pem, cert_file, key_file)
+
+
+def _alt_name(host: str) -> x509.GeneralName:
+    try:
+        return x509.IPAddress(ipaddress.ip_address(host))
+    except ValueError:
+        return x509.DNSName(host)
 
 
 def _builder(subject: x509.Name, issuer: x509.Name, key: ec.EllipticCurvePublicKey

@@ -3,9 +3,9 @@ kube-system/extension-apiserver-authentication, who a request is from (Kubernete
 request-header rules), and the SubjectAccessReview Berth sends to ask whether they may read
 a queue's pending workloads, through Berth's real kubernetes-asyncio client.
 
-The fake API server serves neither ConfigMaps nor SubjectAccessReviews yet, so the
-client-side tests talk to a recording HTTP endpoint: what they check is the request the
-real client sends and how its answer is read."""
+The client-side tests talk to a recording HTTP endpoint: what they check is the request
+the real client sends and how its answer is read, whatever it is (the fake API server's
+own answers are tested in tests/kube/test_serve_aggregated.py, end to end)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""The fake apiserver's HTTP surface (Starlette): discovery, CRUD, list/watch, patch, status."""
+"""The fake apiserver's HTTP surface (Starlette): authentication, authorization, aggregation,
+discovery, TokenReview and SubjectAccessReview, CRUD, list/watch, patch, status."""
 
 from __future__ import annotations
 
 import asyncio
-import copy
 import dataclasses
 import json
 from collections.abc import AsyncIterator
@@ -14,6 +14,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from builders.fakeapi import aggregator, authn, authz, rbac
+from builders.fakeapi.aggregator import FrontProxy
+from builders.fakeapi.authn import Tokens, User, authenticate
+from builders.fakeapi.discovery import group_entry, group_list, resource_list
 from builders.fakeapi.errors import ApiError
 from builders.fakeapi.patches import (
     JSON_PATCH,
@@ -28,6 +32,8 @@ from builders.fakeapi.selectors import Matcher, SelectorError, parse_selector
 from builders.fakeapi.store import BUILTIN, Change, Obj, Read, Resource, Store
 
 CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
+SAR_PATH = ["apis", "authorization.k8s.io", "v1", "subjectaccessreviews"]
+TOKEN_REVIEW_PATH = "apis/authentication.k8s.io/v1/tokenreviews"
 DEFAULT_WATCH_SECONDS = 1800
 
 
@@ -37,12 +43,20 @@ class Options:
     bookmark_seconds: float = 0.5
 
 
-def create_app(store: Store, options: Options | None = None) -> Starlette:
+def create_app(
+    store: Store, front: FrontProxy, options: Options | None = None, tokens: Tokens | None = None
+) -> Starlette:
     opts = options or Options()
+    known: Tokens = tokens or {}
 
     async def dispatch(request: Request) -> Response:
         try:
-            return await _dispatch(store, opts, request)
+            user = authenticate(known, request)
+            authz.authorize(store, user, request)
+            if request.url.path.strip("/") == TOKEN_REVIEW_PATH and request.method == "POST":
+                body = authn.review(known, await _json_body(request))
+                return JSONResponse(body, status_code=201)
+            return await _dispatch(store, front, opts, user, request)
         except ApiError as exc:
             return status_response(exc.code, exc.reason, exc.message)
 
@@ -66,9 +80,17 @@ def status_body(code: int, reason: str, message: str) -> Obj:
     }
 
 
-async def _dispatch(store: Store, opts: Options, request: Request) -> Response:
+async def _dispatch(
+    store: Store, front: FrontProxy, opts: Options, user: User, request: Request
+) -> Response:
     parts = [p for p in request.url.path.split("/") if p]
     method = request.method
+    aggregated = parts[:1] == ["apis"] and len(parts) >= 3
+    apiservice = aggregator.aggregated(store, parts[1], parts[2]) if aggregated else None
+    if apiservice is not None:
+        return await aggregator.forward(store, front, user, request, apiservice)
+    if parts == SAR_PATH and method == "POST":
+        return JSONResponse(rbac.review(store, await _json_body(request)), status_code=201)
     if parts[:1] == ["fake"]:
         return _control(store, parts[1:], request)
     if parts == ["version"]:
@@ -76,13 +98,13 @@ async def _dispatch(store: Store, opts: Options, request: Request) -> Response:
     if parts == ["api"]:
         return JSONResponse({"kind": "APIVersions", "versions": ["v1"]})
     if parts == ["apis"]:
-        return JSONResponse(_group_list(store))
+        return JSONResponse(group_list(store))
     if parts[:1] == ["api"] and len(parts) == 2:
-        return JSONResponse(_resource_list(store, "", parts[1]))
+        return JSONResponse(resource_list(store, "", parts[1]))
     if parts[:1] == ["apis"] and len(parts) == 2:
-        return JSONResponse(_group(store, parts[1]))
+        return JSONResponse(group_entry(store, parts[1]))
     if parts[:1] == ["apis"] and len(parts) == 3:
-        return JSONResponse(_resource_list(store, parts[1], parts[2]))
+        return JSONResponse(resource_list(store, parts[1], parts[2]))
     if parts[:1] == ["api"]:
         group, version, rest = "", parts[1], parts[2:]
     elif parts[:1] == ["apis"]:
@@ -99,10 +121,8 @@ async def _dispatch(store: Store, opts: Options, request: Request) -> Response:
     resource = store.find(group, version, rest[0])
     name = rest[1] if len(rest) > 1 else None
     sub = rest[2] if len(rest) > 2 else ""
-    if resource.key in store.forbidden:
-        raise _forbidden(
-            resource, method, namespace, name, watch=_flag(request.query_params.get("watch"))
-        )
+    if resource.key in store.forbidden and (info := authz.request_info(request)) is not None:
+        raise authz.forbidden(info, USER)
     if sub and not (sub == "status" and resource.status):
         raise ApiError(404, "NotFound", f"{resource.plural} has no subresource {sub!r}")
     if resource.namespaced and namespace is None and method != "GET":
@@ -114,6 +134,11 @@ async def _dispatch(store: Store, opts: Options, request: Request) -> Response:
         if method == "POST":
             body = await _json_body(request)
             _check_namespace(body, namespace)
+            if resource.key == aggregator.APISERVICES:
+                aggregator.check_spec(body)
+                created = store.create(resource, ns, body)
+                await aggregator.check(store, front, created)
+                return JSONResponse(store.get(resource, ns, created["metadata"]["name"]), 201)
             return JSONResponse(_create(store, resource, ns, body), status_code=201)
         raise ApiError(405, "MethodNotAllowed", f"{method} is not allowed on a collection")
     if method == "GET":
@@ -139,6 +164,8 @@ def _control(store: Store, parts: list[str], request: Request) -> Response:
         return JSONResponse({"compactedTo": store.compact()})
     if parts == ["reads"]:
         return JSONResponse([dataclasses.asdict(read) for read in store.reads])
+    if parts == ["reviews"]:
+        return JSONResponse(store.reviews)
     if parts[:1] == ["forbid"] and len(parts) == 3:
         # As an RBAC Role without the verbs would: every request on group/plural refused.
         store.forbidden.add(("" if parts[1] == "core" else parts[1], parts[2]))
@@ -154,24 +181,8 @@ def _control(store: Store, parts: list[str], request: Request) -> Response:
     raise ApiError(404, "NotFound", "unknown control path")
 
 
-_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+# Who ``FakeKubectl.forbid`` refuses: Berth's ServiceAccount, as its missing Role would.
 USER = "system:serviceaccount:berth-system:berth"
-
-
-def _forbidden(
-    resource: Resource, method: str, namespace: str | None, name: str | None, *, watch: bool
-) -> ApiError:
-    """The 403 an RBAC-denied request gets, worded as the real API server words it."""
-    verb = _VERBS.get(method) or ("get" if name else "watch" if watch else "list")
-    what = f"{resource.plural}.{resource.group}" if resource.group else resource.plural
-    subject = f'{what} "{name}"' if name else what
-    where = f' in the namespace "{namespace}"' if namespace else " at the cluster scope"
-    return ApiError(
-        403,
-        "Forbidden",
-        f'{subject} is forbidden: User "{USER}" cannot {verb} resource "{resource.plural}" '
-        f'in API group "{resource.group}"{where}',
-    )
 
 
 async def _json_body(request: Request) -> Obj:
@@ -392,52 +403,3 @@ def _flag(value: str | None) -> bool:
 def _labels(obj: Obj) -> dict[str, str]:
     labels: dict[str, str] = obj.get("metadata", {}).get("labels") or {}
     return labels
-
-
-def _group_list(store: Store) -> Obj:
-    groups = sorted({r.group for r in store.resources.values() if r.group})
-    return {
-        "kind": "APIGroupList",
-        "apiVersion": "v1",
-        "groups": [_group(store, g) for g in groups],
-    }
-
-
-def _group(store: Store, group: str) -> Obj:
-    versions = sorted({r.version for r in store.resources.values() if r.group == group})
-    if not versions:
-        raise ApiError(404, "NotFound", f"the server could not find the group {group}")
-    entries = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
-    return {
-        "kind": "APIGroup",
-        "apiVersion": "v1",
-        "name": group,
-        "versions": entries,
-        "preferredVersion": entries[0],
-    }
-
-
-def _resource_list(store: Store, group: str, version: str) -> Obj:
-    found = [r for r in store.resources.values() if r.group == group and r.version == version]
-    if not found:
-        raise ApiError(404, "NotFound", f"the server could not find {group}/{version}")
-    verbs = ["create", "delete", "get", "list", "patch", "update", "watch"]
-    resources: list[Obj] = []
-    for r in sorted(found, key=lambda r: r.plural):
-        base = {"name": r.plural, "singularName": "", "namespaced": r.namespaced, "kind": r.kind}
-        resources.append({**base, "verbs": verbs})
-        if r.status:
-            resources.append(
-                {
-                    **copy.deepcopy(base),
-                    "name": f"{r.plural}/status",
-                    "verbs": ["get", "patch", "update"],
-                }
-            )
-    gv = f"{group}/{version}" if group else version
-    return {
-        "kind": "APIResourceList",
-        "apiVersion": "v1",
-        "groupVersion": gv,
-        "resources": resources,
-    }

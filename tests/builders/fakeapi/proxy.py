@@ -3,7 +3,7 @@ forwarded, method, query and body, to the Service's endpoints, as the real API s
 The fake runs no pods: a test registers the URL that stands for a Service port's endpoints
 (``FakeKubectl.serve``). As the real one: the Service must exist and have that port (by
 name or number; none named: its first), a Service without endpoints answers 503, and the
-caller's credentials are not forwarded."""
+caller's credentials are not forwarded (``authn`` removed them from the request)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,10 @@ from builders.fakeapi.errors import ApiError
 from builders.fakeapi.store import Store
 
 SERVICES = ("", "services")
-# Hop-by-hop and credential headers the API server does not pass on.
-_DROPPED = {"host", "authorization", "connection", "content-length", "transfer-encoding"}
+# Hop-by-hop headers a proxy does not pass on, either way.
+HOP_BY_HOP = frozenset(
+    {"host", "connection", "content-length", "transfer-encoding", "keep-alive", "upgrade"}
+)
 
 
 def service_port(store: Store, namespace: str, target: str) -> tuple[str, int]:
@@ -34,12 +36,18 @@ def service_port(store: Store, namespace: str, target: str) -> tuple[str, int]:
     )
 
 
-async def proxy(store: Store, request: Request, namespace: str, target: str, rest: list[str]) -> Response:
+def endpoint(store: Store, namespace: str, target: str) -> str:
+    """The URL standing for the endpoints of the Service port ``target`` names."""
     name, port = service_port(store, namespace, target)
     upstream = store.proxy_targets.get((namespace, name, port))
     if upstream is None:
         raise ApiError(503, "ServiceUnavailable", f'no endpoints available for service "{name}"')
-    headers = {k: v for k, v in request.headers.items() if k.lower() not in _DROPPED}
+    return upstream
+
+
+async def proxy(store: Store, request: Request, namespace: str, target: str, rest: list[str]) -> Response:
+    upstream = endpoint(store, namespace, target)
+    headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP}
     async with httpx.AsyncClient(base_url=upstream, timeout=30) as client:
         answer = await client.request(
             request.method,
@@ -48,5 +56,5 @@ async def proxy(store: Store, request: Request, namespace: str, target: str, res
             content=await request.body(),
             headers=headers,
         )
-    kept = {k: v for k, v in answer.headers.items() if k.lower() not in _DROPPED | {"content-encoding"}}
+    kept = {k: v for k, v in answer.headers.items() if k.lower() not in HOP_BY_HOP | {"content-encoding"}}
     return Response(answer.content, status_code=answer.status_code, headers=kept)

@@ -53,8 +53,22 @@ BUILTIN = (
     Resource("", "v1", "pods", "Pod", namespaced=True, status=True),
     Resource("", "v1", "podtemplates", "PodTemplate", namespaced=True),
     Resource("", "v1", "services", "Service", namespaced=True, status=True),
+    Resource("", "v1", "configmaps", "ConfigMap", namespaced=True),
     Resource("batch", "v1", "jobs", "Job", namespaced=True, status=True),
     Resource("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True),
+    Resource("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", namespaced=False),
+    Resource(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "clusterrolebindings",
+        "ClusterRoleBinding",
+        namespaced=False,
+    ),
+    Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", namespaced=True),
+    Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", namespaced=True),
+    Resource(
+        "apiregistration.k8s.io", "v1", "apiservices", "APIService", namespaced=False, status=True
+    ),
     Resource(
         "apiextensions.k8s.io",
         "v1",
@@ -110,6 +124,7 @@ class Store:
         self.compacted = 0  # a watch from a resourceVersion below this gets 410 Gone
         self.watchers: list[Watcher] = []
         self.reads: list[Read] = []
+        self.reviews: list[Obj] = []  # every SubjectAccessReview asked, as sent
         self.forbidden: set[tuple[str, str]] = set()  # resources every request is refused on
         self.schemas: dict[tuple[str, str], schemas.Schema] = {}  # a custom resource's CRD
         # (namespace, Service, port) -> the URL standing for its endpoints (services/proxy)

@@ -17,6 +17,11 @@ from berth.cli.client import Endpoint
 PROXY = "/api/v1/namespaces/berth-system/services/berth:80/proxy"
 
 
+@pytest.fixture(autouse=True)
+def no_berth_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BERTH_TOKEN", raising=False)
+
+
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
     """Two contexts: ``token`` (a CA file, a bearer token) is current; ``certs`` (TLS not
@@ -67,3 +72,10 @@ def test_context_flag_picks_another_user_and_cluster(config: Path) -> None:
 def test_kubeconfig_variable_is_read_when_no_flag(config: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KUBECONFIG", f"{tmp_path / 'absent'}:{config}")  # merged, as kubectl does
     assert plugin.in_cluster(args()).url == f"https://api.one:6443{PROXY}"
+
+
+def test_the_berth_token_travels_in_its_own_header(config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The API server strips Authorization before proxying; X-Berth-Token is passed on."""
+    monkeypatch.setenv("BERTH_TOKEN", "berth-secret-token-0")
+    endpoint = plugin.in_cluster(args(kubeconfig=str(config)))
+    assert endpoint.headers == {"authorization": "Bearer s3cret", "X-Berth-Token": "berth-secret-token-0"}
