@@ -73,6 +73,8 @@ def bench_shape(
         shape_targets(shape.name, berth_figures, ideal_figures),
         reference=shape.reference,
         machine=machine(),
+        processes=berth.processes,
+        writers=berth.writers,
     )
 
 
