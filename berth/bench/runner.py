@@ -6,12 +6,13 @@ unsuspended: woken by the NOTIFY the loop's actuator sends on ``ACTUATED`` after
 actuation (the loop's own commits notify no one) or at least every ``NAP``, it reads the
 rows written since it last looked (``changes.mark``), starts a run (its class's run time)
 for each workload newly admitted (a new ``admitted_at``: preempted and admitted again runs
-again) and drops the run of one no longer admitted. When a run ends the workload is finished through the ledger, many at a
-time (``finish_locked``: a few statements per batch, so a burst of ends is recorded at
-once). Rows are locked ``SKIP LOCKED``: a row an admission cycle is writing is finished on
-the next pass instead of waiting (so the two never deadlock); a row found no longer
-admitted by that run was evicted meanwhile and runs again when admitted again. The
-parent gets, per workload, when its finish committed (seconds after t=0).
+again) and drops the run of one no longer admitted. When a run ends the workload is
+finished through the ledger, many at a time (``finish_locked``: a few statements per
+batch, so a burst of ends is recorded at once). Rows are locked ``SKIP LOCKED``: a row an
+admission cycle is writing is finished on the next pass instead of waiting (so the two
+never deadlock); a row found no longer admitted by that run was evicted meanwhile and
+runs again when admitted again. The parent gets, per workload, when its finish committed
+(seconds after t=0).
 """
 
 from __future__ import annotations
