@@ -6,7 +6,7 @@ unsuspended: woken by the NOTIFY the loop's actuator sends on ``ACTUATED`` after
 actuation (the loop's own commits notify no one) or at least every ``NAP``, it reads the
 rows written since it last looked (``changes.mark``), starts a run (its class's run time)
 for each workload newly admitted (a new ``admitted_at``: preempted and admitted again runs
-again) and drops the run of one no longer admitted. When a run ends the workload is
+again; a run whose admission was evicted is dropped when it ends). When a run ends the workload is
 finished through the ledger, many at a time (``finish_locked``: a few statements per
 batch, so a burst of ends is recorded at once). Rows are locked ``SKIP LOCKED``: a row an
 admission cycle is writing is finished on the next pass instead of waiting (so the two
@@ -123,32 +123,28 @@ class SimulatedRunner:
             wait = self.heap[0][0] - clock.elapsed() if self.heap else NAP
             changed = await listener.wait(min(max(wait, TICK), NAP))
 
-    def _started(self, rows: Sequence[tuple[str, str, datetime | None]], clock: StartClock) -> None:
-        """Start a run for each new admission, drop the run of each workload no longer
-        admitted (a finished or evicted one)."""
+    def _started(self, rows: Sequence[tuple[str, datetime]], clock: StartClock) -> None:
+        """Start a run for each new admission. An evicted workload's run is left to end:
+        ``_finish`` finds the row no longer admitted by that run and drops it."""
         now = clock.elapsed()
-        for key, state, admitted in rows:
-            if key not in self.runtimes or key in self.recorded:
-                continue
-            if state == ADMITTED and admitted is not None:
-                if self.running.get(key) != admitted:
-                    self.running[key] = admitted
-                    heapq.heappush(self.heap, (now + self.runtimes[key] / 1000, key, admitted))
-            else:
-                self.running.pop(key, None)
+        for key, admitted in rows:
+            new = key in self.runtimes and key not in self.recorded
+            if new and self.running.get(key) != admitted:
+                self.running[key] = admitted
+                heapq.heappush(self.heap, (now + self.runtimes[key] / 1000, key, admitted))
 
-    def _admissions(self) -> list[tuple[str, str, datetime | None]]:
-        """Each workload row written since the last look: key, state, admitted_at."""
+    def _admissions(self) -> list[tuple[str, datetime]]:
+        """Each admitted workload row written since the last look: key, admitted_at."""
         with self.sessions() as session:
             since, self.since = self.since, mark(session)
             rows = session.execute(
                 text(
-                    "SELECT namespace || '/' || name, state, admitted_at FROM workloads "
-                    "WHERE change_xid >= :since"
+                    "SELECT namespace || '/' || name, admitted_at FROM workloads "
+                    "WHERE change_xid >= :since AND state = :admitted"
                 ),
-                {"since": since},
+                {"since": since, "admitted": ADMITTED},
             ).all()
-        return [(key, state, admitted) for key, state, admitted in rows]
+        return [(key, admitted) for key, admitted in rows]
 
     def _finish(
         self, ended: Sequence[tuple[str, datetime]]
