@@ -4,8 +4,8 @@ This process runs the loop under ``run_while_leading`` (leader lock, NOTIFY wake
 same runner ``berth serve`` starts) and nothing else of weight. The arrival driver
 (``driver``) and the simulated runner (``runner``) run in their own processes and meet the
 loop only in PostgreSQL, as clients and a Job controller would (``processes``). The loop's
-actuator here only notes when each admission was actuated (what a Kubernetes actuator
-would patch onto the Job): that is the workload's admission time. The figures are read
+actuator here notes when each admission was actuated, the workload's admission time, and
+sends the runner a NOTIFY (where a Kubernetes actuator would patch the Job). The figures are read
 back from the ledger at the end; the driver's lag (a submission's commit after its arrival
 time) and the runner's (a finish's commit after its due time, admission actuated + run
 time) are reported beside them.
