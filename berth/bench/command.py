@@ -55,8 +55,12 @@ def bench_shape(
 ) -> ShapeReport:
     """The real run through the loop, then the ideal on the same arrivals."""
     name = f"{DATABASE}_{shape.name.replace('-', '_')}"
-    with server(database_url) as server_url, scratch(server_url, name) as url:
-        berth = asyncio.run(run_shape(url, shape, progress))
+    try:
+        with server(database_url) as server_url, scratch(server_url, name) as url:
+            berth = asyncio.run(run_shape(url, shape, progress))
+    finally:
+        if progress is not None:
+            progress.end()
     if progress is not None:
         progress.note(f"{shape.name}: computing the ideal (the engine on a virtual clock)")
     arrivals = shape.arrivals()
@@ -73,6 +77,8 @@ def bench_shape(
         shape_targets(shape.name, berth_figures, ideal_figures),
         reference=shape.reference,
         machine=machine(),
+        processes=berth.processes,
+        writers=berth.writers,
     )
 
 

@@ -35,6 +35,11 @@ class RunRecord:
     # Seconds each submission committed after its arrival time: the driver's lag, which
     # counts as waiting (created_at is the arrival time) though Berth never saw it.
     lags: tuple[float, ...] = ()
+    # Seconds each finish committed after its due time (admission actuated + run time):
+    # the simulated runner's lag, which holds quota longer than the run needed.
+    runner_lags: tuple[float, ...] = ()
+    processes: dict[str, int] = field(default_factory=dict)  # pid by role
+    writers: dict[str, int] = field(default_factory=dict)  # audit rows by actor
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +74,7 @@ class Figures:
     cycle_p50: float = 0.0  # seconds
     cycle_p99: float = 0.0
     driver_lag: Spread | None = None  # None: arrivals were not submitted (the ideal)
+    runner_lag: Spread | None = None  # None: runs were not finished by a runner (the ideal)
 
     @property
     def admissions_per_second(self) -> float:
@@ -89,6 +95,7 @@ class Figures:
             "cycle_p50_ms": self.cycle_p50 * 1000,
             "cycle_p99_ms": self.cycle_p99 * 1000,
             "driver_lag_seconds": None if self.driver_lag is None else self.driver_lag.as_dict(),
+            "runner_lag_seconds": None if self.runner_lag is None else self.runner_lag.as_dict(),
         }
 
 
@@ -135,4 +142,5 @@ def figures_of(record: RunRecord, classes: Sequence[str] = ()) -> Figures:
         cycle_p50=percentile(cycles, 50),
         cycle_p99=percentile(cycles, 99),
         driver_lag=spread(record.lags) if record.lags else None,
+        runner_lag=spread(record.runner_lags) if record.runner_lags else None,
     )

@@ -18,6 +18,7 @@ class ProgressBar:
         self.stream = stream if stream is not None else sys.stderr
         self.tty = self.stream.isatty()
         self._last = float("-inf")
+        self._open = False  # a terminal line drawn and not yet ended
 
     def __call__(self, progress: Progress) -> None:
         total = max(progress.total, 1)
@@ -30,12 +31,21 @@ class ProgressBar:
         )
         if self.tty:
             self.stream.write("\r" + line)
-            if progress.finished >= progress.total:
+            self._open = progress.finished < progress.total
+            if not self._open:
                 self.stream.write("\n")
         elif time.monotonic() - self._last >= PLAIN_EVERY or progress.finished >= progress.total:
             self.stream.write(line + "\n")
             self._last = time.monotonic()
         self.stream.flush()
+
+    def end(self) -> None:
+        """End a bar left drawn (a run that failed or was stopped), so what follows starts
+        on a line of its own."""
+        if self._open:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._open = False
 
     def note(self, message: str) -> None:
         self.stream.write(message + "\n")

@@ -1,41 +1,50 @@
 """A shape in real time through Berth's durable loop, as ``berth serve`` runs it.
 
-The loop runs under ``run_while_leading`` (leader lock, NOTIFY wake-ups, the same runner
-``berth serve`` starts); workloads are submitted through the ledger at their arrival times
-(``submit_workloads``: due arrivals in a few statements, each created at its own arrival
-time; how late each committed is reported as the driver's lag); the simulated runner
-finishes each admitted workload after its run time. The figures are read back from the
-ledger at the end; a workload counts as admitted when its admission was actuated.
+This process runs the loop under ``run_while_leading`` (leader lock, NOTIFY wake-ups, the
+same runner ``berth serve`` starts) and nothing else of weight. The arrival driver
+(``driver``) and the simulated runner (``runner``) run in their own processes and meet the
+loop only in PostgreSQL, as clients and a Job controller would (``processes``). The loop's
+actuator here notes when each admission was actuated, the workload's admission time, and
+sends the runner a NOTIFY (where a Kubernetes actuator would patch the Job). The figures are read
+back from the ledger at the end; the driver's lag (a submission's commit after its arrival
+time) and the runner's (a finish's commit after its due time, admission actuated + run
+time) are reported beside them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
 
+import psycopg
 import sqlalchemy as sa
 from sqlalchemy import text
 from sqlalchemy.orm import sessionmaker
 
-from admission.intake.workloads import submit_workloads
+from admission.loop.actuation import ADMIT, EVICT, Actuation
 from admission.loop.leader import LedgerLease
 from admission.loop.loop import AdmissionLoop
 from admission.loop.runner import run_while_leading
+from berth.bench.driver import drive
 from berth.bench.figures import RunRecord, WorkloadTimes
 from berth.bench.ledger import apply_text
-from berth.bench.runner import SessionScope, SimulatedRunner
-from berth.bench.shapes import Arrival, Shape
+from berth.bench.processes import CONTEXT, START_LEAD, ChildFailed, Children, StartClock
+from berth.bench.runner import ACTUATED, SessionScope, run_cluster
+from berth.bench.shapes import Shape
 from berth.serve import runner_config
 from berth.settings import LoopSettings
+from quota.ledger.connect import libpq_url
 from quota.ledger.notify import ChangeListener
-from quota.ledger.repository import Ledger
 
-ACTOR = "bench"
-SUBMITTERS = 2  # concurrent submitting clients (Kueue's generator creates concurrently too)
-CHUNK = 500  # most arrivals per submitting transaction
+DRIVER = "arrival driver"
+RUNNER = "simulated runner"
+REPORT_EVERY = 0.5  # seconds between progress reports
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,34 +54,76 @@ class Progress:
     admitted: int
     finished: int
     total: int
+    pids: dict[str, int] = field(default_factory=dict)  # the run's processes by role
+
+
+class ActuationClock:
+    """The loop's actuator in the bench: notes when each admission was actuated (monotonic)
+    and tells the simulated runner by a NOTIFY, as a Kubernetes actuator's patch tells the
+    Job controller."""
+
+    def __init__(self, url: str, keys: Collection[str]) -> None:
+        self.url = url
+        self.keys = keys
+        self.connection: psycopg.AsyncConnection[tuple[object, ...]] | None = None
+        self.running: set[str] = set()
+        self.admitted_at: dict[str, float] = {}  # key -> its last admission
+        self.admissions = 0
+
+    async def actuate(self, actions: Sequence[Actuation]) -> None:
+        now = time.monotonic()
+        changed = False
+        for action in actions:
+            if action.action == ADMIT and action.key in self.keys:
+                if action.key in self.running:
+                    continue  # re-actuated after a restart: already running
+                self.running.add(action.key)
+                self.admitted_at[action.key] = now
+                self.admissions += 1
+                changed = True
+            elif action.action == EVICT:
+                self.running.discard(action.key)
+                changed = True
+        if changed:
+            if self.connection is None:
+                self.connection = await psycopg.AsyncConnection.connect(
+                    libpq_url(self.url), autocommit=True
+                )
+            await self.connection.execute("SELECT pg_notify(%s, '')", (ACTUATED,))
+
+    async def close(self) -> None:
+        if self.connection is not None:
+            await self.connection.close()
 
 
 async def run_shape(
     url: str, shape: Shape, on_progress: Callable[[Progress], None] | None = None
 ) -> RunRecord:
     """Run ``shape`` against the (fresh, migrated) ledger at ``url``."""
-    engine = sa.create_engine(url, pool_size=8)
+    engine = sa.create_engine(url, pool_size=4)
     try:
         sessions = sessionmaker(engine, expire_on_commit=False)
         apply_text(sessions, shape.manifests())
-        return await _Run(url, sessions.begin, shape.arrivals()).run(on_progress)
+        return await _Run(url, sessions.begin, shape).run(on_progress)
     finally:
         engine.dispose()
 
 
 class _Run:
-    def __init__(self, url: str, sessions: SessionScope, arrivals: Sequence[Arrival]) -> None:
+    def __init__(self, url: str, sessions: SessionScope, shape: Shape) -> None:
         self.url = url
         self.sessions = sessions
-        self.arrivals = arrivals
-        self.runner = SimulatedRunner(sessions, {a.key: a.runtime_ms for a in arrivals})
+        self.shape = shape
+        self.runtimes = {a.key: a.runtime_ms for a in shape.arrivals()}
+        self.actuator = ActuationClock(url, self.runtimes.keys())
         self.cycles: list[float] = []
-        self.submitted = 0
-        self.lags: list[float] = []
+        self.submitted = CONTEXT.Value("q", 0, lock=False)
+        self.finished = CONTEXT.Value("q", 0, lock=False)
+        self.pids: dict[str, int] = {"loop": os.getpid()}
 
     async def run(self, on_progress: Callable[[Progress], None] | None) -> RunRecord:
         stop = asyncio.Event()
-        loop = AdmissionLoop(self.sessions, self.runner)
+        loop = AdmissionLoop(self.sessions, self.actuator)
         # berth serve's defaults, never the user's settings, so runs compare (NOTIFY wakes
         # the loop on every change anyway, whatever the interval).
         defaults = LoopSettings()
@@ -90,83 +141,50 @@ class _Run:
                 stop,
             )
         )
-        started, start = time.monotonic(), datetime.now(UTC)
-        reporter = asyncio.create_task(self._report(on_progress, started, stop))
+        reporter: asyncio.Task[None] | None = None
         try:
-            await asyncio.gather(
-                self._arrive(started, start), self.runner.run(len(self.arrivals), stop)
-            )
+            with Children() as children:
+                children.spawn(DRIVER, drive, self.url, self.shape, self.submitted)
+                children.spawn(RUNNER, run_cluster, self.url, self.shape, self.finished)
+                await _unless_stopped(children.ready(), leading)
+                self.pids.update(children.pids)
+                clock = StartClock.after(START_LEAD)
+                children.start(clock)
+                reporter = asyncio.create_task(self._report(on_progress, clock, stop))
+                results = await _unless_stopped(children.results(), leading)
         finally:
             stop.set()
             await leading
-            await reporter
-        return await asyncio.to_thread(self._record, start, started)
-
-    async def _arrive(self, started: float, start: datetime) -> None:
-        """Submit each arrival at its time, as concurrent clients would: arrivals due
-        together go in chunks, each chunk one transaction, ``SUBMITTERS`` at once (while
-        they are busy, what falls due joins the next chunk)."""
-        slots = asyncio.Semaphore(SUBMITTERS)
-        chunks: set[asyncio.Task[None]] = set()
-        upcoming = 0
-        while upcoming < len(self.arrivals):
-            delay = started + self.arrivals[upcoming].at_ms / 1000 - time.monotonic()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            now_ms = (time.monotonic() - started) * 1000
-            batch = []
-            while upcoming < len(self.arrivals) and self.arrivals[upcoming].at_ms <= now_ms:
-                batch.append(self.arrivals[upcoming])
-                upcoming += 1
-            for first in range(0, len(batch), CHUNK):
-                await slots.acquire()
-                chunk = asyncio.create_task(
-                    self._submit_chunk(batch[first : first + CHUNK], started, start, slots)
-                )
-                chunks.add(chunk)
-                chunk.add_done_callback(chunks.discard)
-        await asyncio.gather(*chunks)
-
-    async def _submit_chunk(
-        self,
-        chunk: Sequence[Arrival],
-        started: float,
-        start: datetime,
-        slots: asyncio.Semaphore,
-    ) -> None:
-        try:
-            await asyncio.to_thread(self._submit, chunk, start)
-            done = time.monotonic() - started
-            self.lags.extend(max(0.0, done - a.at_ms / 1000) for a in chunk)
-            self.submitted += len(chunk)
-        finally:
-            slots.release()
-
-    def _submit(self, batch: Sequence[Arrival], start: datetime) -> None:
-        docs = [(a.manifest(), start + timedelta(milliseconds=a.at_ms)) for a in batch]
-        with self.sessions() as session:
-            submit_workloads(Ledger(session), docs, actor=ACTOR)
+            await self.actuator.close()
+            if reporter is not None:
+                await reporter
+        lags, recorded = results[DRIVER], results[RUNNER]
+        assert isinstance(lags, list) and isinstance(recorded, dict)
+        return await asyncio.to_thread(self._record, clock, lags, recorded)
 
     async def _report(
-        self, on_progress: Callable[[Progress], None] | None, started: float, stop: asyncio.Event
+        self, on_progress: Callable[[Progress], None] | None, clock: StartClock, stop: asyncio.Event
     ) -> None:
         while on_progress is not None:
             on_progress(
                 Progress(
-                    time.monotonic() - started,
-                    self.submitted,
-                    len(self.runner.admitted_at),
-                    self.runner.finished,
-                    len(self.arrivals),
+                    max(0.0, clock.elapsed()),
+                    self.submitted.value,
+                    len(self.actuator.admitted_at),
+                    self.finished.value,
+                    len(self.runtimes),
+                    dict(self.pids),
                 )
             )
             if stop.is_set():
                 return
-            await asyncio.sleep(0.5)
+            await asyncio.sleep(REPORT_EVERY)
 
-    def _record(self, start: datetime, started: float) -> RunRecord:
-        """The run as the ledger holds it; admission times as the runner saw them."""
-        classes = {a.key: a.workload_class for a in self.arrivals}
+    def _record(
+        self, clock: StartClock, lags: Sequence[float], recorded: dict[str, float]
+    ) -> RunRecord:
+        """The run as the ledger holds it; admission times as the loop actuated them."""
+        classes = {a.key: a.workload_class for a in self.shape.arrivals()}
         with self.sessions() as session:
             rows = session.execute(
                 text(
@@ -187,13 +205,20 @@ class _Run:
                     "WHERE owner_kind = 'ClusterQueue' AND resource = 'cpu'"
                 )
             ).scalar_one()
-        admitted = self.runner.admitted_at
+            writers = session.execute(
+                text(
+                    "SELECT actor, count(*) FROM audit_log WHERE kind = 'Workload' "
+                    "GROUP BY actor ORDER BY actor"
+                )
+            ).all()
+        admitted = {key: at - clock.monotonic for key, at in self.actuator.admitted_at.items()}
+        start = clock.wall
         return RunRecord(
             tuple(
                 WorkloadTimes(
                     classes[key],
                     (created - start).total_seconds(),
-                    admitted[key] - started if key in admitted else None,
+                    admitted.get(key),
                     None if finished is None else (finished - start).total_seconds(),
                     evictions,
                 )
@@ -201,7 +226,27 @@ class _Run:
             ),
             cpu_used=float(cpu_used),
             nominal_milli=int(nominal),
-            admissions=self.runner.admissions,
+            admissions=self.actuator.admissions,
             cycles=tuple(self.cycles),
-            lags=tuple(self.lags),
+            lags=tuple(lags),
+            runner_lags=tuple(
+                max(0.0, at - admitted[key] - self.runtimes[key] / 1000)
+                for key, at in recorded.items()
+                if key in admitted
+            ),
+            processes=dict(self.pids),
+            writers={actor: int(count) for actor, count in writers},
         )
+
+
+async def _unless_stopped(waiting: Awaitable[T], leading: asyncio.Task[None]) -> T:
+    """``waiting``'s result, unless the loop stops first (it raises, or it ended)."""
+    task = asyncio.ensure_future(waiting)
+    await asyncio.wait({task, leading}, return_when=asyncio.FIRST_COMPLETED)
+    if not task.done():
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        leading.result()  # the loop's own error
+        raise ChildFailed("the admission loop stopped before the run ended")
+    return task.result()

@@ -20,8 +20,11 @@ CHANNEL = "berth_changes"
 class ChangeListener:
     """Holds one LISTEN connection; ``wait`` returns early when a change is notified."""
 
-    def __init__(self, url: str, limits: ConnectionLimits | None = None) -> None:
+    def __init__(
+        self, url: str, limits: ConnectionLimits | None = None, *, channel: str = CHANNEL
+    ) -> None:
         self.url = libpq_url(url)
+        self.channel = channel
         self.limits = limits or ConnectionLimits()
         self._connection: psycopg.AsyncConnection[tuple[object, ...]] | None = None
         self._changed = asyncio.Event()
@@ -32,7 +35,7 @@ class ChangeListener:
         self._connection = await psycopg.AsyncConnection.connect(
             self.url, autocommit=True, **libpq_options(self.limits)
         )
-        await self._connection.execute(f"LISTEN {CHANNEL}")
+        await self._connection.execute(f"LISTEN {self.channel}")
         self._task = asyncio.create_task(self._listen(self._connection))
 
     async def _listen(self, connection: psycopg.AsyncConnection[tuple[object, ...]]) -> None:

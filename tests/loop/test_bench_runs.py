@@ -55,12 +55,17 @@ def test_kueue_baseline_admits_and_finishes_everything_and_never_beats_the_ideal
     lag = berth["driver_lag_seconds"]  # every submission's lag is reported, apart from Berth's
     assert lag["count"] == shape.workloads and 0 <= lag["p50"] <= lag["p99"]
     assert ideal["driver_lag_seconds"] is None
+    runner_lag = berth["runner_lag_seconds"]  # and every finish's, after its due time
+    assert runner_lag["count"] == shape.workloads and 0 <= runner_lag["p50"] <= runner_lag["p99"]
+    assert ideal["runner_lag_seconds"] is None
     # The ideal admits at the instant quota allows: the real run cannot end sooner.
     assert ideal["wall_seconds"] <= berth["wall_seconds"]
     assert ratios["wall"] == berth["wall_seconds"] / ideal["wall_seconds"]
     targets = data["targets"]
     assert isinstance(targets, list)
-    assert [t["result"] in ("PASS", "MISS") for t in targets] == [True] * (1 + len(classes))
+    assert [t["result"] in ("PASS", "MISS") for t in targets] == [True] * (2 + len(classes))
+    assert targets[-1]["target"] == "arrival driver lag p99 <= 0.1 s"
+    assert targets[-1]["measured"] == lag["p99"]
     assert data["kueue_reference"] is None  # published figures are for the full shape only
 
 
