@@ -109,7 +109,7 @@ def test_nothing_found_says_so(server: str) -> None:
     ("args", "token", "code", "message"),
     [
         pytest.param([], READ, 1, "only an admin token may read this", id="a read token"),
-        pytest.param([], None, 1, "an Authorization: Bearer <token> header is required", id="no token"),
+        pytest.param([], None, 1, "an Authorization: Bearer <token> (or X-Berth-Token: <token>) header is required", id="no token"),
         pytest.param(["--since", "yesterday"], ADMIN, 2, "since: 'yesterday' is not an RFC 3339 date-time", id="since not a time"),
         pytest.param(["--kind", "Gadget"], ADMIN, 2, "unknown kind 'Gadget'", id="an unknown kind"),
         pytest.param(["--limit", "0"], ADMIN, 2, "'0' is not a positive whole number", id="limit zero"),
