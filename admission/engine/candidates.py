@@ -113,11 +113,15 @@ def cohort_holders(tree: QuotaTree, holdings: Holdings, protected: Set[str], cq:
     evicting."""
     out: list[tuple[Workload, str]] = []
     borrowing = set() if evicting_only else set(tree.borrowers(cq, frs))
+    kept = protected is holdings.protected  # its open holders are kept per queue
     for other in tree.members(cq):
         if other == cq or other not in holdings.by_queue:
             continue
         if other in borrowing:
-            out.extend((w, other) for k, w in holdings.entries(other) if k not in protected)
+            if kept:
+                out += holdings.open_entries(other)
+            else:
+                out.extend((w, other) for k, w in holdings.entries(other) if k not in protected)
         elif holdings.evicting.get(other):
             out.extend((w, other) for k, w in holdings.entries(other)
                        if k not in protected and w.state is WorkloadState.EVICTING)
@@ -193,10 +197,22 @@ class FailedSearches:
                      part: object = None, stamp: object = None) -> bool:
         """Whether an earlier workload of this shape, in this pool state, found nothing
         (for ``part``) with every candidate ``workload`` could have."""
-        last = self.by_shape.get((cq.name, shape, self._state(cq, stamp), part))
-        newer = cq.preemption.within_cluster_queue is _NEWER_EQUAL
-        return last is not None and _covers(last[0], last[1], workload.priority,
-                                            queue_time(workload, self.timestamp), newer)
+        return self.shape_failed_at(cq.name, shape, self._state(cq, stamp), part,
+                                    workload.priority, queue_time(workload, self.timestamp),
+                                    cq.preemption.within_cluster_queue is _NEWER_EQUAL)
+
+    def shape_failed_at(self, cq: str, shape: int, state: object, part: object,
+                        priority: int, age: datetime, newer: bool) -> bool:
+        """``shape_failed`` with what it reads given (see ``known_at``)."""
+        last = self.by_shape.get((cq, shape, state, part))
+        return last is not None and _covers(last[0], last[1], priority, age, newer)
+
+    def add_at(self, cq: str, state: object, frs: tuple[FlavorResource, ...],
+               amounts: tuple[int, ...], shape: int, part: object, priority: int,
+               age: datetime) -> None:
+        """``add`` (by amount, and for the shape's ``part``) with what it reads given."""
+        self.failures.setdefault((cq, state, frs), []).append((priority, age, amounts))
+        self.by_shape[(cq, shape, state, part)] = (priority, age)
 
     def known(self, cq: ClusterQueue, workload: Workload,
               usage: Mapping[FlavorResource, int], shape: int | None = None,
@@ -212,15 +228,25 @@ class FailedSearches:
                       stamp: object = None) -> bool:
         """``known`` by amount, for callers holding the needed slots sorted and their
         amounts in that order already."""
-        failures = self.failures.get((cq.name, self._state(cq, stamp), frs))
+        return self.known_at(cq.name, self._state(cq, stamp), frs, amounts, workload.priority,
+                             queue_time(workload, self.timestamp),
+                             cq.preemption.within_cluster_queue is _NEWER_EQUAL)
+
+    def known_at(self, cq: str, state: object, frs: tuple[FlavorResource, ...],
+                 amounts: tuple[int, ...], priority: int, age: datetime, newer: bool) -> bool:
+        """``known_amounts`` with the state (``_state``), the preemptor's priority, queue
+        time and whether its queue is LowerOrNewerEqualPriority given: a walk asks for
+        one workload many times."""
+        failures = self.failures.get((cq, state, frs))
         if not failures:
             return False
-        newer = cq.preemption.within_cluster_queue is _NEWER_EQUAL
-        age = queue_time(workload, self.timestamp)
-        for priority, queued, needed in failures:
-            if not _covers(priority, queued, workload.priority, age, newer):
-                continue
-            if all(a >= n for a, n in zip(amounts, needed, strict=True)):
+        for failed, queued, needed in failures:
+            if priority > failed or (priority == failed and newer and age < queued):
+                continue  # not covered: see ``_covers``
+            for have, need in zip(amounts, needed, strict=True):
+                if have < need:
+                    break
+            else:
                 return True
         return False
 
