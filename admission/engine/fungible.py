@@ -28,9 +28,9 @@ from admission.engine.candidates import FailedSearches
 from admission.engine.flavors import Mode
 from admission.engine.preemption import Search, Victim, Wanted, find_victims
 from admission.engine.verdict import Outcome, Verdict, VerdictTry
-from quota.core.model import ClusterQueue
+from quota.core.model import ClusterQueue, WithinClusterQueue
 from quota.core.tree import FlavorResource, QuotaTree
-from quota.core.workload import Workload
+from quota.core.workload import Workload, queue_time
 
 # The victims that let the workload take these slots, or None when no allowed set does.
 Oracle = Callable[[Mapping[FlavorResource, int]], tuple[Victim, ...] | None]
@@ -98,20 +98,28 @@ def slots_stamp(search: Search, cq: str, frs: Sequence[FlavorResource]) -> objec
 def searcher(search: Search, failed: FailedSearches, cq: ClusterQueue, workload: Workload,
              shape: int, searchable: bool) -> Oracle:
     """The oracle a cycle walks with: failures remembered per shape and flavor slots (and
-    by amount), so an equal or harder search in the same pool state is not run again."""
+    by amount), so an equal or harder search in the same pool state is not run again
+    (``FailedSearches.shape_failed``, ``known_amounts`` and ``add``, with what they read
+    of the workload read once per walk)."""
+    name, priority, tree = cq.name, workload.priority, search.tree
+    age = queue_time(workload, failed.timestamp)
+    newer = cq.preemption.within_cluster_queue is WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY
 
     def oracle(usage: Mapping[FlavorResource, int]) -> tuple[Victim, ...] | None:
         if not searchable:
             return None
         part = tuple(usage.items())
         frs = tuple(sorted(usage))
-        stamp = slots_stamp(search, cq.name, frs)
-        if failed.shape_failed(cq, workload, shape, part, stamp) or failed.known_amounts(
-                cq, workload, frs, tuple([usage[fr] for fr in frs]), stamp):
+        stamp = slots_stamp(search, name, frs)
+        state = tree.version(name) if stamp is None else stamp
+        if failed.shape_failed_at(name, shape, state, part, priority, age, newer):
             return None
-        victims = find_victims(search, cq, workload, Wanted(cq.name, usage))
+        amounts = tuple([usage[fr] for fr in frs])
+        if failed.known_at(name, state, frs, amounts, priority, age, newer):
+            return None
+        victims = find_victims(search, cq, workload, Wanted(name, usage))
         if not victims:
-            failed.add(cq, workload, usage, shape, part=part, stamp=stamp)
+            failed.add_at(name, state, frs, amounts, shape, part, priority, age)
         return victims
 
     return oracle
