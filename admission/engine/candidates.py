@@ -64,8 +64,10 @@ def _pool_reach(tree: QuotaTree, holdings: Holdings, protected: Set[str],
                 frs: Sequence[FlavorResource], priority: int, *, everything: bool,
                 lower: bool) -> tuple[list[int], dict[str, list[int]]]:
     """``reach`` summed over every queue of ``cq``'s pool (``cq`` included), with each
-    counted queue's own part."""
-    borrowing = tree.borrowing_members(cq, frs)
+    counted queue's own part. Neither ``everything`` nor ``lower``: only evicting holders
+    count (a borrowing queue's part is then its evicting usage too), so only the queues
+    with some are read."""
+    borrowing = tree.borrowing_members(cq, frs) if everything or lower else set()
     total = [0] * len(frs)
     parts: dict[str, list[int]] = {}
     slots = tuple(enumerate(frs))
@@ -208,20 +210,22 @@ class FailedSearches:
         return last is not None and _covers(last[0], last[1], priority, age, newer)
 
     def add_at(self, cq: str, state: object, frs: tuple[FlavorResource, ...],
-               amounts: tuple[int, ...], shape: int, part: object, priority: int,
-               age: datetime) -> None:
-        """``add`` (by amount, and for the shape's ``part``) with what it reads given."""
+               amounts: tuple[int, ...], priority: int, age: datetime) -> None:
+        """``add`` by amount (no shape) with what it reads given (see ``known_at``)."""
         self.failures.setdefault((cq, state, frs), []).append((priority, age, amounts))
-        self.by_shape[(cq, shape, state, part)] = (priority, age)
 
     def known(self, cq: ClusterQueue, workload: Workload,
               usage: Mapping[FlavorResource, int], shape: int | None = None,
               stamp: object = None) -> bool:
         """Whether an earlier search in the same pool state already proves none exists."""
-        if shape is not None and self.shape_failed(cq, workload, shape):
+        priority, age = workload.priority, queue_time(workload, self.timestamp)
+        newer = cq.preemption.within_cluster_queue is _NEWER_EQUAL
+        if shape is not None and self.shape_failed_at(cq.name, shape, self._state(cq, None),
+                                                      None, priority, age, newer):
             return True
         frs = tuple(sorted(usage))
-        return self.known_amounts(cq, workload, frs, tuple(usage[fr] for fr in frs), stamp)
+        return self.known_at(cq.name, self._state(cq, stamp), frs,
+                             tuple([usage[fr] for fr in frs]), priority, age, newer)
 
     def known_amounts(self, cq: ClusterQueue, workload: Workload,
                       frs: tuple[FlavorResource, ...], amounts: tuple[int, ...],

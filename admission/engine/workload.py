@@ -73,16 +73,17 @@ Shape = tuple[tuple[object, ...], ...]
 
 def shape(workload: Workload) -> Shape:
     """What flavor assignment reads from a workload: equal shapes get equal plans."""
-    return tuple(
+    return tuple([
         (
             p.name, p.count, p.min_count, tuple(sorted(p.requests.items())),
-            tuple(sorted(p.node_selector.items())), p.affinity_terms, p.tolerations,
+            tuple(sorted(p.node_selector.items())) if p.node_selector else (),
+            p.affinity_terms, p.tolerations,
             # Topology annotations change which flavors match and where pods go.
             (p.annotations.get(REQUIRED_TOPOLOGY), p.annotations.get(PREFERRED_TOPOLOGY))
             if p.annotations else None,
         )
         for p in workload.pod_sets
-    )
+    ])
 
 
 # (priorities ascending, cumulative usage in that order, usage by evicting holders)
