@@ -166,62 +166,57 @@ class FailedSearches:
         # key -> (priority, queue time, amounts) of each failed search
         self.failures: dict[tuple[str, object, tuple[FlavorResource, ...]],
                             list[tuple[int, datetime, tuple[int, ...]]]] = {}
-        # (queue, shape id, pool state, part) -> (priority, queue time) of the last failure;
-        # ``part``: which flavors' slots were searched, when not the whole verdict's.
-        self.by_shape: dict[tuple[str, int, object, object], tuple[int, datetime]] = {}
+        # (queue, shape id, pool version) -> (priority, queue time) of the last failure
+        self.by_shape: dict[tuple[str, int, object], tuple[int, datetime]] = {}
 
     def _state(self, cq: ClusterQueue, stamp: object) -> object:
         """The pool version, or the caller's ``stamp`` of a narrower state (only the
         searched slots' versions, for a search that reads no other slot)."""
         return self.tree.version(cq.name) if stamp is None else stamp
 
-    def _key(self, cq: ClusterQueue, usage: Mapping[FlavorResource, int],
-             stamp: object = None) -> tuple[str, object, tuple[FlavorResource, ...]]:
-        return (cq.name, self._state(cq, stamp), tuple(sorted(usage)))
-
     def add(self, cq: ClusterQueue, workload: Workload,
             usage: Mapping[FlavorResource, int], shape: int | None = None, *,
-            by_amount: bool = True, part: object = None, stamp: object = None) -> None:
+            by_amount: bool = True, stamp: object = None) -> None:
         """Record a failed search; ``by_amount=False`` for one that also had to place
         pods, which proves nothing for other shapes needing as much quota (sixteen 1-GPU
         pods may place where one 16-GPU pod cannot). ``stamp``: the searched slots' state
-        (see ``_state``), for the amounts and for a shape's ``part``."""
+        for the amounts (see ``_state``); a shape's failure stands for the pool version."""
+        priority, age, _ = self.preemptor(cq, workload)
         if by_amount:
-            amounts = tuple(usage[fr] for fr in sorted(usage))
-            self.failures.setdefault(self._key(cq, usage, stamp), []).append(
-                (workload.priority, queue_time(workload, self.timestamp), amounts))
+            frs = tuple(sorted(usage))
+            self.add_at(cq.name, self._state(cq, stamp), frs, tuple([usage[fr] for fr in frs]),
+                        priority, age)
         if shape is not None:
-            state = (cq.name, shape, self._state(cq, stamp if part is not None else None),
-                     part)
-            self.by_shape[state] = (workload.priority, queue_time(workload, self.timestamp))
+            self.by_shape[(cq.name, shape, self.tree.version(cq.name))] = (priority, age)
 
-    def shape_failed(self, cq: ClusterQueue, workload: Workload, shape: int,
-                     part: object = None, stamp: object = None) -> bool:
+    def preemptor(self, cq: ClusterQueue, workload: Workload) -> tuple[int, datetime, bool]:
+        """What a lookup reads of a preemptor in ``cq``: its priority, its queue time, and
+        whether its queue is LowerOrNewerEqualPriority (see ``_covers``)."""
+        return (workload.priority, queue_time(workload, self.timestamp),
+                cq.preemption.within_cluster_queue is _NEWER_EQUAL)
+
+    def shape_failed(self, cq: ClusterQueue, workload: Workload, shape: int) -> bool:
         """Whether an earlier workload of this shape, in this pool state, found nothing
-        (for ``part``) with every candidate ``workload`` could have."""
-        return self.shape_failed_at(cq.name, shape, self._state(cq, stamp), part,
-                                    workload.priority, queue_time(workload, self.timestamp),
-                                    cq.preemption.within_cluster_queue is _NEWER_EQUAL)
+        with every candidate ``workload`` could have."""
+        return self.shape_failed_at(cq.name, shape, *self.preemptor(cq, workload))
 
-    def shape_failed_at(self, cq: str, shape: int, state: object, part: object,
-                        priority: int, age: datetime, newer: bool) -> bool:
-        """``shape_failed`` with what it reads given (see ``known_at``)."""
-        last = self.by_shape.get((cq, shape, state, part))
+    def shape_failed_at(self, cq: str, shape: int, priority: int, age: datetime,
+                        newer: bool) -> bool:
+        """``shape_failed`` with what it reads of the preemptor given (``preemptor``)."""
+        last = self.by_shape.get((cq, shape, self.tree.version(cq)))
         return last is not None and _covers(last[0], last[1], priority, age, newer)
 
     def add_at(self, cq: str, state: object, frs: tuple[FlavorResource, ...],
                amounts: tuple[int, ...], priority: int, age: datetime) -> None:
-        """``add`` by amount (no shape) with what it reads given (see ``known_at``)."""
+        """``add`` by amount with the state and what it reads of the preemptor given."""
         self.failures.setdefault((cq, state, frs), []).append((priority, age, amounts))
 
     def known(self, cq: ClusterQueue, workload: Workload,
               usage: Mapping[FlavorResource, int], shape: int | None = None,
               stamp: object = None) -> bool:
         """Whether an earlier search in the same pool state already proves none exists."""
-        priority, age = workload.priority, queue_time(workload, self.timestamp)
-        newer = cq.preemption.within_cluster_queue is _NEWER_EQUAL
-        if shape is not None and self.shape_failed_at(cq.name, shape, self._state(cq, None),
-                                                      None, priority, age, newer):
+        priority, age, newer = self.preemptor(cq, workload)
+        if shape is not None and self.shape_failed_at(cq.name, shape, priority, age, newer):
             return True
         frs = tuple(sorted(usage))
         return self.known_at(cq.name, self._state(cq, stamp), frs,
@@ -232,15 +227,13 @@ class FailedSearches:
                       stamp: object = None) -> bool:
         """``known`` by amount, for callers holding the needed slots sorted and their
         amounts in that order already."""
-        return self.known_at(cq.name, self._state(cq, stamp), frs, amounts, workload.priority,
-                             queue_time(workload, self.timestamp),
-                             cq.preemption.within_cluster_queue is _NEWER_EQUAL)
+        return self.known_at(cq.name, self._state(cq, stamp), frs, amounts,
+                             *self.preemptor(cq, workload))
 
     def known_at(self, cq: str, state: object, frs: tuple[FlavorResource, ...],
                  amounts: tuple[int, ...], priority: int, age: datetime, newer: bool) -> bool:
-        """``known_amounts`` with the state (``_state``), the preemptor's priority, queue
-        time and whether its queue is LowerOrNewerEqualPriority given: a walk asks for
-        one workload many times."""
+        """``known_amounts`` with the state (``_state``) and what it reads of the preemptor
+        (``preemptor``) given: a walk asks for one workload many times."""
         failures = self.failures.get((cq, state, frs))
         if not failures:
             return False

@@ -28,9 +28,9 @@ from admission.engine.candidates import FailedSearches
 from admission.engine.flavors import Mode
 from admission.engine.preemption import Search, Victim, Wanted, find_victims
 from admission.engine.verdict import Outcome, Verdict, VerdictTry
-from quota.core.model import ClusterQueue, WithinClusterQueue
+from quota.core.model import ClusterQueue
 from quota.core.tree import FlavorResource, QuotaTree
-from quota.core.workload import Workload, queue_time
+from quota.core.workload import Workload
 
 # The victims that let the workload take these slots, or None when no allowed set does.
 Oracle = Callable[[Mapping[FlavorResource, int]], tuple[Victim, ...] | None]
@@ -105,9 +105,8 @@ def searcher(search: Search, failed: FailedSearches, cq: ClusterQueue, workload:
     (``FailedSearches.known_amounts`` and ``add``, with what they read of the workload
     read once per walk). An equal shape's failure is one of these too (same slots, same
     amounts), so no lookup by shape is needed here."""
-    name, priority, tree = cq.name, workload.priority, search.tree
-    age = queue_time(workload, failed.timestamp)
-    newer = cq.preemption.within_cluster_queue is WithinClusterQueue.LOWER_OR_NEWER_EQUAL_PRIORITY
+    name, tree = cq.name, search.tree
+    priority, age, newer = failed.preemptor(cq, workload)
 
     def oracle(usage: Mapping[FlavorResource, int]) -> tuple[Victim, ...] | None:
         if not searchable:
