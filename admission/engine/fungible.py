@@ -105,15 +105,15 @@ def searcher(search: Search, failed: FailedSearches, cq: ClusterQueue, workload:
     (``FailedSearches.known_amounts`` and ``add``, with what they read of the workload
     read once per walk). An equal shape's failure is one of these too (same slots, same
     amounts), so no lookup by shape is needed here."""
-    name, tree = cq.name, search.tree
+    name, tree, fair = cq.name, search.tree, search.fair_sharing
     priority, age, newer = failed.preemptor(cq, workload)
 
     def oracle(usage: Mapping[FlavorResource, int]) -> tuple[Victim, ...] | None:
         if not searchable:
             return None
         frs = tuple(sorted(usage))
-        stamp = slots_stamp(search, name, frs)
-        state = tree.version(name) if stamp is None else stamp
+        # ``slots_stamp`` inline: the slots' versions, or with fair sharing the pool's
+        state = tree.version(name) if fair else tree.slot_versions(name, frs)
         amounts = tuple([usage[fr] for fr in frs])
         if failed.known_at(name, state, frs, amounts, priority, age, newer):
             return None
