@@ -64,8 +64,10 @@ def _pool_reach(tree: QuotaTree, holdings: Holdings, protected: Set[str],
                 frs: Sequence[FlavorResource], priority: int, *, everything: bool,
                 lower: bool) -> tuple[list[int], dict[str, list[int]]]:
     """``reach`` summed over every queue of ``cq``'s pool (``cq`` included), with each
-    counted queue's own part."""
-    borrowing = tree.borrowing_members(cq, frs)
+    counted queue's own part. Neither ``everything`` nor ``lower``: only evicting holders
+    count (a borrowing queue's part is then its evicting usage too), so only the queues
+    with some are read."""
+    borrowing = tree.borrowing_members(cq, frs) if everything or lower else set()
     total = [0] * len(frs)
     parts: dict[str, list[int]] = {}
     slots = tuple(enumerate(frs))
@@ -113,11 +115,15 @@ def cohort_holders(tree: QuotaTree, holdings: Holdings, protected: Set[str], cq:
     evicting."""
     out: list[tuple[Workload, str]] = []
     borrowing = set() if evicting_only else set(tree.borrowers(cq, frs))
+    kept = protected is holdings.protected  # its open holders are kept per queue
     for other in tree.members(cq):
         if other == cq or other not in holdings.by_queue:
             continue
         if other in borrowing:
-            out.extend((w, other) for k, w in holdings.entries(other) if k not in protected)
+            if kept:
+                out += holdings.open_entries(other)
+            else:
+                out.extend((w, other) for k, w in holdings.entries(other) if k not in protected)
         elif holdings.evicting.get(other):
             out.extend((w, other) for k, w in holdings.entries(other)
                        if k not in protected and w.state is WorkloadState.EVICTING)
@@ -160,67 +166,84 @@ class FailedSearches:
         # key -> (priority, queue time, amounts) of each failed search
         self.failures: dict[tuple[str, object, tuple[FlavorResource, ...]],
                             list[tuple[int, datetime, tuple[int, ...]]]] = {}
-        # (queue, shape id, pool state, part) -> (priority, queue time) of the last failure;
-        # ``part``: which flavors' slots were searched, when not the whole verdict's.
-        self.by_shape: dict[tuple[str, int, object, object], tuple[int, datetime]] = {}
+        # (queue, shape id, pool version) -> (priority, queue time) of the last failure
+        self.by_shape: dict[tuple[str, int, object], tuple[int, datetime]] = {}
 
     def _state(self, cq: ClusterQueue, stamp: object) -> object:
         """The pool version, or the caller's ``stamp`` of a narrower state (only the
         searched slots' versions, for a search that reads no other slot)."""
         return self.tree.version(cq.name) if stamp is None else stamp
 
-    def _key(self, cq: ClusterQueue, usage: Mapping[FlavorResource, int],
-             stamp: object = None) -> tuple[str, object, tuple[FlavorResource, ...]]:
-        return (cq.name, self._state(cq, stamp), tuple(sorted(usage)))
-
     def add(self, cq: ClusterQueue, workload: Workload,
             usage: Mapping[FlavorResource, int], shape: int | None = None, *,
-            by_amount: bool = True, part: object = None, stamp: object = None) -> None:
+            by_amount: bool = True, stamp: object = None) -> None:
         """Record a failed search; ``by_amount=False`` for one that also had to place
         pods, which proves nothing for other shapes needing as much quota (sixteen 1-GPU
         pods may place where one 16-GPU pod cannot). ``stamp``: the searched slots' state
-        (see ``_state``), for the amounts and for a shape's ``part``."""
+        for the amounts (see ``_state``); a shape's failure stands for the pool version."""
+        priority, age, _ = self.preemptor(cq, workload)
         if by_amount:
-            amounts = tuple(usage[fr] for fr in sorted(usage))
-            self.failures.setdefault(self._key(cq, usage, stamp), []).append(
-                (workload.priority, queue_time(workload, self.timestamp), amounts))
+            frs = tuple(sorted(usage))
+            self.add_at(cq.name, self._state(cq, stamp), frs, tuple([usage[fr] for fr in frs]),
+                        priority, age)
         if shape is not None:
-            state = (cq.name, shape, self._state(cq, stamp if part is not None else None),
-                     part)
-            self.by_shape[state] = (workload.priority, queue_time(workload, self.timestamp))
+            self.by_shape[(cq.name, shape, self.tree.version(cq.name))] = (priority, age)
 
-    def shape_failed(self, cq: ClusterQueue, workload: Workload, shape: int,
-                     part: object = None, stamp: object = None) -> bool:
+    def preemptor(self, cq: ClusterQueue, workload: Workload) -> tuple[int, datetime, bool]:
+        """What a lookup reads of a preemptor in ``cq``: its priority, its queue time, and
+        whether its queue is LowerOrNewerEqualPriority (see ``_covers``)."""
+        return (workload.priority, queue_time(workload, self.timestamp),
+                cq.preemption.within_cluster_queue is _NEWER_EQUAL)
+
+    def shape_failed(self, cq: ClusterQueue, workload: Workload, shape: int) -> bool:
         """Whether an earlier workload of this shape, in this pool state, found nothing
-        (for ``part``) with every candidate ``workload`` could have."""
-        last = self.by_shape.get((cq.name, shape, self._state(cq, stamp), part))
-        newer = cq.preemption.within_cluster_queue is _NEWER_EQUAL
-        return last is not None and _covers(last[0], last[1], workload.priority,
-                                            queue_time(workload, self.timestamp), newer)
+        with every candidate ``workload`` could have."""
+        return self.shape_failed_at(cq.name, shape, *self.preemptor(cq, workload))
+
+    def shape_failed_at(self, cq: str, shape: int, priority: int, age: datetime,
+                        newer: bool) -> bool:
+        """``shape_failed`` with what it reads of the preemptor given (``preemptor``)."""
+        last = self.by_shape.get((cq, shape, self.tree.version(cq)))
+        return last is not None and _covers(last[0], last[1], priority, age, newer)
+
+    def add_at(self, cq: str, state: object, frs: tuple[FlavorResource, ...],
+               amounts: tuple[int, ...], priority: int, age: datetime) -> None:
+        """``add`` by amount with the state and what it reads of the preemptor given."""
+        self.failures.setdefault((cq, state, frs), []).append((priority, age, amounts))
 
     def known(self, cq: ClusterQueue, workload: Workload,
               usage: Mapping[FlavorResource, int], shape: int | None = None,
               stamp: object = None) -> bool:
         """Whether an earlier search in the same pool state already proves none exists."""
-        if shape is not None and self.shape_failed(cq, workload, shape):
+        priority, age, newer = self.preemptor(cq, workload)
+        if shape is not None and self.shape_failed_at(cq.name, shape, priority, age, newer):
             return True
         frs = tuple(sorted(usage))
-        return self.known_amounts(cq, workload, frs, tuple(usage[fr] for fr in frs), stamp)
+        return self.known_at(cq.name, self._state(cq, stamp), frs,
+                             tuple([usage[fr] for fr in frs]), priority, age, newer)
 
     def known_amounts(self, cq: ClusterQueue, workload: Workload,
                       frs: tuple[FlavorResource, ...], amounts: tuple[int, ...],
                       stamp: object = None) -> bool:
         """``known`` by amount, for callers holding the needed slots sorted and their
         amounts in that order already."""
-        failures = self.failures.get((cq.name, self._state(cq, stamp), frs))
+        return self.known_at(cq.name, self._state(cq, stamp), frs, amounts,
+                             *self.preemptor(cq, workload))
+
+    def known_at(self, cq: str, state: object, frs: tuple[FlavorResource, ...],
+                 amounts: tuple[int, ...], priority: int, age: datetime, newer: bool) -> bool:
+        """``known_amounts`` with the state (``_state``) and what it reads of the preemptor
+        (``preemptor``) given: a walk asks for one workload many times."""
+        failures = self.failures.get((cq, state, frs))
         if not failures:
             return False
-        newer = cq.preemption.within_cluster_queue is _NEWER_EQUAL
-        age = queue_time(workload, self.timestamp)
-        for priority, queued, needed in failures:
-            if not _covers(priority, queued, workload.priority, age, newer):
-                continue
-            if all(a >= n for a, n in zip(amounts, needed, strict=True)):
+        for failed, queued, needed in failures:
+            if priority > failed or (priority == failed and newer and age < queued):
+                continue  # not covered: see ``_covers``
+            for have, need in zip(amounts, needed, strict=True):
+                if have < need:
+                    break
+            else:
                 return True
         return False
 

@@ -93,7 +93,7 @@ class _Cycle(VictimSearches):
         self.evicted: list[EvictionDecision] = []
         self.waiting: dict[str, Waiting] = {}
         # Admitted in this cycle, or chosen as victims: no later search may pick them.
-        self.protected: set[str] = set()
+        self.protected = self.holdings.protected  # grown through ``Holdings.protect``
         timestamp = snapshot.pods_ready.timestamp
         self.failed = FailedSearches(self.tree, timestamp)
         # (queue, shape, pool version) -> (priority, victims min-runtime kept) of a failure
@@ -395,7 +395,7 @@ class _Cycle(VictimSearches):
         admitted = (check_states.reserved(workload, admission, checks, self.now) if checks
                     else transitions.admitted(workload, admission, self.now))
         self.holdings.add(cq, admitted, dict(usage))
-        self.protected.add(workload.key)
+        self.holdings.protect((workload.key,))
         self.admitted.append(AdmissionDecision(workload.key, admission, borrows, checks))
         if self.blocking_ready and not checks:
             self.unready = workload.key  # its pods start now: the rest waits for them
@@ -465,7 +465,7 @@ class _Cycle(VictimSearches):
                 return True
         # What it waits for is spoken for: no later preemptor in this cycle counts on it,
         # and no later workload takes the free nodes it will need beside its victims'.
-        self.protected.update(waiting_on)
+        self.holdings.protect(waiting_on)
         if self.capacity is not None:
             plan = (self.memo.plan(cq, workload, shape_id) if counts is None
                     else self.assigner.assign(cq, workload, counts))

@@ -36,6 +36,9 @@ from quota.core.workload import Workload
 Oracle = Callable[[Mapping[FlavorResource, int]], tuple[Victim, ...] | None]
 
 
+_FIT, _PREEMPT, _NO_FIT = Mode.FIT, Mode.PREEMPT, Mode.NO_FIT
+
+
 class Kind(IntEnum):
     """How a flavor could be had, Kueue's order; higher is better."""
 
@@ -80,7 +83,7 @@ def walk_outcome(verdict: Verdict, outcome: Outcome, search: Search, failed: Fai
     can = searchable()
     if not can and verdict.preempt_next:
         return None  # every flavor lacks victims alike: the verdict's ranking stands
-    oracle = searcher(search, failed, cq, workload, shape, can)
+    oracle = searcher(search, failed, cq, workload, can)
     return walk(verdict, search.tree, cq.name, oracle, search.holdings.usage)
 
 
@@ -96,22 +99,27 @@ def slots_stamp(search: Search, cq: str, frs: Sequence[FlavorResource]) -> objec
 
 
 def searcher(search: Search, failed: FailedSearches, cq: ClusterQueue, workload: Workload,
-             shape: int, searchable: bool) -> Oracle:
-    """The oracle a cycle walks with: failures remembered per shape and flavor slots (and
-    by amount), so an equal or harder search in the same pool state is not run again."""
+             searchable: bool) -> Oracle:
+    """The oracle a cycle walks with: failures remembered per flavor slots by amount, so
+    an equal or harder search in the same state of those slots is not run again
+    (``FailedSearches.known_amounts`` and ``add``, with what they read of the workload
+    read once per walk). An equal shape's failure is one of these too (same slots, same
+    amounts), so no lookup by shape is needed here."""
+    name, tree, fair = cq.name, search.tree, search.fair_sharing
+    priority, age, newer = failed.preemptor(cq, workload)
 
     def oracle(usage: Mapping[FlavorResource, int]) -> tuple[Victim, ...] | None:
         if not searchable:
             return None
-        part = tuple(usage.items())
         frs = tuple(sorted(usage))
-        stamp = slots_stamp(search, cq.name, frs)
-        if failed.shape_failed(cq, workload, shape, part, stamp) or failed.known_amounts(
-                cq, workload, frs, tuple([usage[fr] for fr in frs]), stamp):
+        # ``slots_stamp`` inline: the slots' versions, or with fair sharing the pool's
+        state = tree.version(name) if fair else tree.slot_versions(name, frs)
+        amounts = tuple([usage[fr] for fr in frs])
+        if failed.known_at(name, state, frs, amounts, priority, age, newer):
             return None
-        victims = find_victims(search, cq, workload, Wanted(cq.name, usage))
+        victims = find_victims(search, cq, workload, Wanted(name, usage))
         if not victims:
-            failed.add(cq, workload, usage, shape, part=part, stamp=stamp)
+            failed.add_at(name, state, frs, amounts, priority, age)
         return victims
 
     return oracle
@@ -151,34 +159,36 @@ def walk(verdict: Verdict, tree: QuotaTree, cq: str, oracle: Oracle,
         asked += 1
         return oracle(requested)
 
+    fit, preempt, no_fit = _FIT, _PREEMPT, _NO_FIT
     taken: dict[FlavorResource, int] = {}
     picks: list[VerdictTry] = []
     chosen: list[_Pick] = []
-    mode, borrows = (Mode.NO_FIT if verdict.uncovered else Mode.FIT), False
+    mode, borrows = (no_fit if verdict.uncovered else fit), False
     for groups in verdict.pod_sets:
         for tries in groups:
             if tries is None:
-                mode = Mode.NO_FIT
+                mode = no_fit
                 continue
             measured: list[tuple[VerdictTry, Mode, bool]] = []
             for attempt in tries:
-                this_mode, lends = Mode.FIT, False
+                this_mode, lends = fit, False
                 for fr, amount in attempt.slots:
                     requested = taken.get(fr, 0) + amount
                     available, potential, used, nominal = read(cq, fr)
                     if requested > available:
                         if requested > potential:
-                            this_mode = Mode.NO_FIT
-                        elif this_mode is Mode.FIT:
-                            this_mode = Mode.PREEMPT
+                            this_mode = no_fit
+                        elif this_mode is fit:
+                            this_mode = preempt
                     if used + requested > nominal:
                         lends = True
                 measured.append((attempt, this_mode, lends))
             best = _choose(verdict, measured, taken, tree, cq, ask, held)
             if best is None:
-                mode = Mode.NO_FIT
+                mode = no_fit
                 continue
-            mode = min(mode, best.mode)
+            if best.mode < mode:
+                mode = best.mode
             borrows = borrows or best.borrows
             picks.append(best.attempt)
             chosen.append(best)
@@ -208,14 +218,14 @@ def _choose(verdict: Verdict, measured: list[tuple[VerdictTry, Mode, bool]],
         after = lends if not victims else borrows_after(tree, cq, requested, victims, held)
         return _Pick(attempt, this_mode, kind, after, victims, True)
 
-    viable = [m for m in measured if m[1] is not Mode.NO_FIT]
+    viable = [m for m in measured if m[1] is not _NO_FIT]
     if verdict.preempt_next:
         considered: list[tuple[VerdictTry, Mode, bool]] = []
         for item in viable:
             considered.append(item)
-            if item[1] is Mode.FIT and not (item[2] and verdict.borrow_next):
+            if item[1] is _FIT and not (item[2] and verdict.borrow_next):
                 break
-        fits = [m for m in considered if m[1] is Mode.FIT]
+        fits = [m for m in considered if m[1] is _FIT]
         if fits:
             return _best([_Pick(a, m, Kind.FIT, lends, None, False) for a, m, lends in fits])
         if len(considered) < 2:
@@ -230,7 +240,7 @@ def _choose(verdict: Verdict, measured: list[tuple[VerdictTry, Mode, bool]],
         return best
     best = None
     for at, (attempt, this_mode, lends) in enumerate(viable):
-        if this_mode is Mode.FIT:
+        if this_mode is _FIT:
             pick = _Pick(attempt, this_mode, Kind.FIT, lends, None, False)
             if best is None or pick.rank > best.rank:
                 best = pick

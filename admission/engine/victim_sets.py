@@ -9,9 +9,12 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from quota.core.tree import FlavorResource
+from quota.core.workload import WorkloadState
 
 if TYPE_CHECKING:  # preemption owns these values and imports this module
     from admission.engine.preemption import Search, Victim, Wanted
+
+_EVICTING = WorkloadState.EVICTING
 
 
 def fits(search: Search, plan: Wanted, removed: Sequence[Victim], *, borrow: bool) -> bool:
@@ -47,22 +50,33 @@ def hopeless(search: Search, plan: Wanted, candidates: Sequence[Victim], *,
         return False
     tree, usage, needed, own = search.tree, search.holdings.usage, plan.usage, plan.cluster_queue
     everything = tuple(needed)
-    borrowed: dict[str, tuple[FlavorResource, ...]] = {}  # other queue -> needed slots it borrows
+    # queue -> the needed slots a candidate of it must hold to be taken (another queue's:
+    # those it borrows; the own queue's and any evicting one's: all)
+    slots_of: dict[str, tuple[FlavorResource, ...]] = {own: everything}
+    borrowing = tuple(zip(everything, tree.borrowing_sets(own, everything), strict=True))
     freed: dict[str, dict[FlavorResource, int]] = {}
     for victim in candidates:
-        held, queue = usage[victim.workload.key], victim.cluster_queue
-        slots = everything
-        if queue != own and not victim.evicting:
-            found = borrowed.get(queue)
+        workload, queue = victim.workload, victim.cluster_queue
+        held = usage[workload.key]
+        if workload.state is _EVICTING:
+            slots = everything
+        else:
+            found = slots_of.get(queue)
             if found is None:
-                found = borrowed[queue] = tuple(fr for fr in needed
-                                                if tree.borrowed(queue, fr) > 0)
+                found = slots_of[queue] = tuple([fr for fr, names in borrowing
+                                                 if queue in names])
             slots = found
-        if not any(fr in held for fr in slots):
+        for fr in slots:
+            if fr in held:
+                break
+        else:
             continue
-        total = freed.setdefault(queue, {})
+        total = freed.get(queue)
+        if total is None:
+            total = freed[queue] = dict.fromkeys(needed, 0)
         for fr in needed:
-            total[fr] = total.get(fr, 0) + held.get(fr, 0)
+            if fr in held:
+                total[fr] += held[fr]
     if not freed:
         return True
     mark = tree.mark(own)

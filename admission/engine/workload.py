@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence, Set
+from collections.abc import Iterable, Sequence, Set
 from datetime import datetime
 
 # Re-exported: the cycle and its plan read grace through the engine.
@@ -73,16 +73,17 @@ Shape = tuple[tuple[object, ...], ...]
 
 def shape(workload: Workload) -> Shape:
     """What flavor assignment reads from a workload: equal shapes get equal plans."""
-    return tuple(
+    return tuple([
         (
             p.name, p.count, p.min_count, tuple(sorted(p.requests.items())),
-            tuple(sorted(p.node_selector.items())), p.affinity_terms, p.tolerations,
+            tuple(sorted(p.node_selector.items())) if p.node_selector else (),
+            p.affinity_terms, p.tolerations,
             # Topology annotations change which flavors match and where pods go.
             (p.annotations.get(REQUIRED_TOPOLOGY), p.annotations.get(PREFERRED_TOPOLOGY))
             if p.annotations else None,
         )
         for p in workload.pod_sets
-    )
+    ])
 
 
 # (priorities ascending, cumulative usage in that order, usage by evicting holders)
@@ -102,11 +103,17 @@ class Holdings:
         # of times per cycle, and they change only on admission and eviction.
         self._sorted: dict[str, list[tuple[str, Workload]]] = {}
         self._totals: dict[str, dict[FlavorResource, Totals]] = {}
+        # Keys no victim search may pick (a cycle's: admitted in it, or chosen as victims).
+        # Grown through ``protect`` only, which keeps ``open_entries`` current.
+        self.protected: set[str] = set()
+        # ClusterQueue -> its holders not protected: the candidates searches list.
+        self._open: dict[str, list[tuple[Workload, str]]] = {}
 
     def add(self, cq: str, workload: Workload, usage: dict[FlavorResource, int]) -> None:
         self.by_queue.setdefault(cq, {})[workload.key] = workload
         self._sorted.pop(cq, None)
         self._totals.pop(cq, None)
+        self._open.pop(cq, None)
         self.usage[workload.key] = usage
         self.queue_of[workload.key] = cq
         if workload.state is WorkloadState.EVICTING:
@@ -118,6 +125,7 @@ class Holdings:
         workload = self.by_queue[cq].pop(key)
         self._sorted.pop(cq, None)
         self._totals.pop(cq, None)
+        self._open.pop(cq, None)
         del self.usage[key]
         if workload.state is WorkloadState.EVICTING:
             self.evicting[cq] -= 1
@@ -129,6 +137,24 @@ class Holdings:
         if found is None:
             held = self.by_queue.get(cq, {})
             found = self._sorted[cq] = [(key, held[key]) for key in sorted(held)]
+        return found
+
+    def protect(self, keys: Iterable[str]) -> None:
+        """Add ``keys`` to ``protected`` (and forget their queues' ``open_entries``)."""
+        for key in keys:
+            self.protected.add(key)
+            cq = self.queue_of.get(key)
+            if cq is not None:
+                self._open.pop(cq, None)
+
+    def open_entries(self, cq: str) -> list[tuple[Workload, str]]:
+        """(workload, ``cq``) of the ClusterQueue's holders not in ``protected``, by key (do
+        not modify). Kept until the queue's holders change or one of them is protected."""
+        found = self._open.get(cq)
+        if found is None:
+            protected = self.protected
+            found = self._open[cq] = [(w, cq) for k, w in self.entries(cq)
+                                      if k not in protected]
         return found
 
     def totals(self, cq: str, protected: Set[str]) -> dict[FlavorResource, Totals]:

@@ -10,7 +10,7 @@ the pool. The numbers follow Kueue's hierarchical cohort semantics.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -35,8 +35,8 @@ class Limits:
 
 
 class _Node:
-    __slots__ = ("children", "guaranteed", "height", "is_queue", "limits", "name", "parent",
-                 "subtree", "usage")
+    __slots__ = ("available", "children", "guaranteed", "height", "is_queue", "limits", "name",
+                 "parent", "potential", "slots", "subtree", "usage")
 
     def __init__(self, name: str, *, is_queue: bool) -> None:
         self.name = name
@@ -48,6 +48,12 @@ class _Node:
         self.guaranteed: dict[FlavorResource, int] = {}
         self.usage: dict[FlavorResource, int] = {}
         self.height = 0  # a ClusterQueue 0; a cohort one more than its highest child cohort
+        # A ClusterQueue's: its pool's slot versions (shared by the pool's queues; see
+        # ``QuotaTree``), and its memoised ``available`` (slot version, value) and
+        # ``potential`` per slot: flavor assignment reads them for every pending workload.
+        self.slots: dict[FlavorResource, int] = {}
+        self.available: dict[FlavorResource, tuple[int, int]] = {}
+        self.potential: dict[FlavorResource, int] = {}
 
 
 def find_cohort_cycles(cohorts: Mapping[str, Cohort]) -> frozenset[str]:
@@ -108,12 +114,16 @@ class QuotaTree:
         for root in self._roots():
             _compute_subtree(root)
         self._root_of: dict[str, _Node] = {}
+        # Per pool, bumped per (flavor, resource) on usage changes of that resource only:
+        # what a queue has available of one resource survives admissions of others.
+        self._slot_versions: dict[int, dict[FlavorResource, int]] = {}
         self._members: dict[int, tuple[str, ...]] = {}
         for name, node in self._queues.items():
             top = node
             while top.parent is not None:
                 top = top.parent
             self._root_of[name] = top
+            node.slots = self._slot_versions.setdefault(id(top), {})
         self._root_name = {name: ("cohort:" if not top.is_queue else "queue:") + top.name
                            for name, top in self._root_of.items()}
         # Bumped on every usage change inside a root pool: lets callers cache by state.
@@ -121,19 +131,11 @@ class QuotaTree:
         # states: ``restore`` may hand a trial's pool back the versions it had before.
         self._clock = 0
         self._versions: dict[int, int] = {}
-        self._pool_slots: dict[int, list[FlavorResource]] = {}  # slots with a version
         # Pool-wide answers, memoised per pool version: one scan serves all its members.
         # Per (pool, slot): the ClusterQueues using more than their nominal quota of it,
         # kept as usage changes: victim searches ask for them thousands of times a cycle.
         self._borrowing: dict[tuple[int, FlavorResource], set[str]] = {}
         self._ranking: dict[tuple[int, FlavorResource, int], list[tuple[int, str]]] = {}
-        # Bumped per (pool, flavor, resource) on usage changes of that resource only:
-        # what a queue has available of one resource survives admissions of others.
-        self._slot_versions: dict[tuple[int, FlavorResource], int] = {}
-        # (queue, fr) -> (slot version, available): flavor assignment asks the same
-        # question for every pending workload while the pool does not change.
-        self._available: dict[tuple[str, FlavorResource], tuple[int, int]] = {}
-        self._potential: dict[tuple[str, FlavorResource], int] = {}  # usage-independent
 
     def _cohort(self, name: str, cohorts: Mapping[str, Cohort]) -> _Node:
         node = self._cohorts.get(name)
@@ -172,23 +174,22 @@ class QuotaTree:
 
     def mark(self, cq: str) -> TreeMark:
         """The versions of ``cq``'s pool now, for ``restore`` after a trial."""
-        root, slots = id(self._root_of[cq]), self._slot_versions
-        return TreeMark(root, self._versions.get(root, 0),
-                        {fr: slots[(root, fr)] for fr in self._pool_slots.get(root, ())})
+        root = id(self._root_of[cq])
+        return TreeMark(root, self._versions.get(root, 0), dict(self._slot_versions[root]))
 
     def restore(self, mark: TreeMark) -> None:
         """Give the pool back the versions of ``mark``: a victim search removes and adds
         back usage to try a set, and caches of the state it restored stay valid. The
         caller has put back exactly the usage it had at ``mark``."""
-        root, slots, saved = mark.root, self._slot_versions, mark.slots
+        root, slots, saved = mark.root, self._slot_versions[mark.root], mark.slots
         self._versions[root] = mark.version
-        for fr in self._pool_slots.get(root, ()):
-            slots[(root, fr)] = saved.get(fr, 0)
+        for fr in slots:
+            slots[fr] = saved.get(fr, 0)
 
     def slot_versions(self, cq: str, frs: Iterable[FlavorResource]) -> tuple[int, ...]:
         """Per slot of ``frs``, a counter of its usage changes in the ClusterQueue's pool."""
-        root, versions = id(self._root_of[cq]), self._slot_versions
-        return tuple([versions.get((root, fr), 0) for fr in frs])
+        versions = self._queues[cq].slots
+        return tuple([versions.get(fr, 0) for fr in frs])
 
     def limits(self, cq: str, fr: FlavorResource) -> Limits:
         return self._queues[cq].limits.get(fr, _NO_LIMITS)
@@ -226,6 +227,12 @@ class QuotaTree:
                 found.update(names)
         return found
 
+    def borrowing_sets(self, cq: str, frs: Iterable[FlavorResource]) -> list[Set[str]]:
+        """Per slot of ``frs``, the ClusterQueues of the pool using more than nominal of it
+        (``borrowed`` > 0), ``cq`` itself included (do not modify)."""
+        root, borrowing = id(self._root_of[cq]), self._borrowing
+        return [borrowing.get((root, fr), _NOBODY) for fr in frs]
+
     def borrowed_ranking(self, cq: str, fr: FlavorResource) -> list[tuple[int, str]]:
         """``(-borrowed, name)`` of every pool member borrowing ``fr``, most first, the
         ClusterQueue itself included (memoised per pool version; do not modify the list)."""
@@ -248,36 +255,36 @@ class QuotaTree:
 
     def available(self, cq: str, fr: FlavorResource) -> int:
         """What the ClusterQueue could take of ``fr`` right now (own unused + borrowable)."""
-        version = self._slot_versions.get((id(self._root_of[cq]), fr), 0)
-        cached = self._available.get((cq, fr))
+        node = self._queues[cq]
+        version = node.slots.get(fr, 0)
+        cached = node.available.get(fr)
         if cached is not None and cached[0] == version:
             return cached[1]
-        value = max(0, _available(self._queues[cq], fr))
-        self._available[(cq, fr)] = (version, value)
+        value = max(0, _available(node, fr))
+        node.available[fr] = (version, value)
         return value
 
     def measure(self, cq: str, fr: FlavorResource) -> tuple[int, int, int, int]:
         """``(available, potential, usage, nominal)`` in one call, for flavor assignment."""
         node = self._queues[cq]
         # ``available`` and ``potential`` from their caches inline: the hottest read.
-        key = (cq, fr)
-        cached = self._available.get(key)
-        if cached is not None and cached[0] == self._slot_versions.get(
-                (id(self._root_of[cq]), fr), 0):
+        cached = node.available.get(fr)
+        if cached is not None and cached[0] == node.slots.get(fr, 0):
             available = cached[1]
         else:
             available = self.available(cq, fr)
-        potential = self._potential.get(key)
+        potential = node.potential.get(fr)
         if potential is None:
-            potential = self.potential(cq, fr)
+            potential = node.potential[fr] = _potential(node, fr)
         return (available, potential, node.usage.get(fr, 0),
                 node.limits.get(fr, _NO_LIMITS).nominal)
 
     def potential(self, cq: str, fr: FlavorResource) -> int:
         """The most of ``fr`` the ClusterQueue could ever hold if nothing else used any."""
-        value = self._potential.get((cq, fr))
+        node = self._queues[cq]
+        value = node.potential.get(fr)
         if value is None:
-            value = self._potential[(cq, fr)] = _potential(self._queues[cq], fr)
+            value = node.potential[fr] = _potential(node, fr)
         return value
 
     def lendable(self, cq: str, fr: FlavorResource) -> int:
@@ -377,26 +384,22 @@ class QuotaTree:
     def add(self, cq: str, usage: Mapping[FlavorResource, int]) -> None:
         node = self._queues[cq]
         root = self._bump(cq)
-        slots, clock = self._slot_versions, self._clock
+        slots, clock = node.slots, self._clock
         for fr, amount in usage.items():
             if amount:
                 _add(node, fr, amount)
-                if (root, fr) not in slots:
-                    self._pool_slots.setdefault(root, []).append(fr)
-                slots[(root, fr)] = clock
+                slots[fr] = clock
                 if node.usage[fr] > node.limits.get(fr, _NO_LIMITS).nominal:
                     self._borrowing.setdefault((root, fr), set()).add(cq)
 
     def remove(self, cq: str, usage: Mapping[FlavorResource, int]) -> None:
         node = self._queues[cq]
         root = self._bump(cq)
-        slots, clock = self._slot_versions, self._clock
+        slots, clock = node.slots, self._clock
         for fr, amount in usage.items():
             if amount:
                 _remove(node, fr, amount)
-                if (root, fr) not in slots:
-                    self._pool_slots.setdefault(root, []).append(fr)
-                slots[(root, fr)] = clock
+                slots[fr] = clock
                 if node.usage.get(fr, 0) <= node.limits.get(fr, _NO_LIMITS).nominal:
                     self._borrowing.get((root, fr), set()).discard(cq)
 
@@ -408,6 +411,7 @@ class QuotaTree:
 
 
 _NO_LIMITS = Limits()
+_NOBODY: frozenset[str] = frozenset()
 
 
 def _compute_subtree(node: _Node) -> None:

@@ -49,6 +49,12 @@ class _NoFailures(FailedSearches):
     def shape_failed(self, *args: object, **kwargs: object) -> bool:
         return False
 
+    def known_at(self, *args: object, **kwargs: object) -> bool:
+        return False
+
+    def shape_failed_at(self, *args: object, **kwargs: object) -> bool:
+        return False
+
 
 class _Plain(_Cycle):
     """The cycle without its shortcuts: the reference the optimised one must equal."""

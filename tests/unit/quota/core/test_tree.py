@@ -265,3 +265,25 @@ def test_a_change_after_a_restored_trial_never_reuses_a_version_seen_during_it()
     t.add("a", {FR: 1 * M})
     assert t.slot_versions("a", [FR]) != during
     assert t.available("b", FR) == 7 * M
+
+
+def test_a_memoised_read_follows_usage_changed_by_another_queue_of_the_pool() -> None:
+    # ``available`` and ``measure`` are kept per queue against the pool's slot versions:
+    # another queue's admission, and a new slot's first use, must be seen.
+    t = _pair()
+    assert t.measure("a", FR) == (8 * M, 8 * M, 0, 4 * M)
+    t.add("b", {FR: 3 * M})
+    assert t.measure("a", FR) == (5 * M, 8 * M, 0, 4 * M)
+    assert t.available("a", C) == 0  # a slot no queue has quota for
+    t.add("b", {C: 0, FR: 1 * M})
+    assert t.available("a", FR) == 4 * M
+    t.remove("b", {FR: 4 * M})
+    assert t.available("a", FR) == 8 * M
+
+
+def test_borrowing_sets_name_per_slot_the_queues_above_their_nominal_quota() -> None:
+    t = _pair()
+    t.add("a", {FR: 6 * M})
+    assert [set(names) for names in t.borrowing_sets("b", [FR, C])] == [{"a"}, set()]
+    t.remove("a", {FR: 2 * M})  # back at its nominal quota: no longer borrowing
+    assert [set(names) for names in t.borrowing_sets("b", [FR])] == [set()]
