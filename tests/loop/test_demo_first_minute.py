@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from builders.loop import Ledgered, RecordingActuator
+from builders.loop import Ledgered, RecordingActuator, settle
 
 from admission.loop.loop import AdmissionLoop
 from berth.demo.live import Demo
@@ -32,13 +32,6 @@ PROMISED_REASONS = [
     ("inference/serve-llama", "WaitingForPreemptedWorkloads"),
 ]
 
-
-async def settle(loop: AdmissionLoop) -> None:
-    for _ in range(20):
-        summary = await loop.cycle()
-        if not summary.retried and not (summary.admitted or summary.evicted or summary.requeued):
-            return
-    raise AssertionError("the loop did not settle")
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
-from builders.loop import Ledgered, RecordingActuator
+from builders.loop import Ledgered, RecordingActuator, settle
 from builders.paths import SCENARIOS
 
 from admission.intake.workloads import finish_workload, submit_workload
@@ -39,13 +39,6 @@ Facts = dict[str, tuple[str, int]]
 def facts(workloads: list[Workload]) -> Facts:
     return {w.key: (str(w.state), w.eviction_count) for w in workloads}
 
-
-async def settle(loop: AdmissionLoop) -> None:
-    for _ in range(20):
-        summary = await loop.cycle()
-        if not summary.retried and not (summary.admitted or summary.evicted or summary.requeued):
-            return
-    raise AssertionError("the loop did not settle")
 
 
 @pytest.mark.parametrize(

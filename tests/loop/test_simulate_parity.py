@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from builders.loop import Ledgered, RecordingActuator
+from builders.loop import Ledgered, RecordingActuator, settle
 from builders.paths import SCENARIOS
 
 from admission.intake.workloads import submit_workload
@@ -46,14 +46,6 @@ def facts(workloads: list[Workload]) -> Facts:
 def simulated(step: StepOutcome) -> Facts:
     return facts([view.workload for view in step.workloads])
 
-
-async def settle(loop: AdmissionLoop) -> None:
-    """Cycles at the current instant until one neither admits, evicts nor requeues."""
-    for _ in range(20):
-        summary = await loop.cycle()
-        if not summary.retried and not (summary.admitted or summary.evicted or summary.requeued):
-            return
-    raise AssertionError("the loop did not settle")
 
 
 async def test_a_node_cordoned_under_running_work_evicts_the_same_in_simulate_and_the_loop(
