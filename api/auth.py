@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated
@@ -129,16 +129,15 @@ def check_bind(host: str, tokens: Sequence[Grant]) -> str | None:
     )
 
 
-def authenticate(
-    tokens: Sequence[Grant], header: str | None, berth_token: str | None = None
-) -> Grant | None:
-    """The grant a request's Authorization header (or its ``X-Berth-Token`` header,
-    ``berth_token``) carries; ``None`` when auth is off."""
+def authenticate(tokens: Sequence[Grant], headers: Mapping[str, str]) -> Grant | None:
+    """The grant a request's Authorization header (or its ``X-Berth-Token`` header) carries;
+    ``None`` when auth is off. ``headers``: the request's, names matched as HTTP matches them
+    (Starlette's ``Headers``)."""
     if not tokens:
         return None
-    scheme, _, bearer = (header or "").partition(" ")
+    scheme, _, bearer = headers.get("authorization", "").partition(" ")
     bearer = bearer.strip() if scheme.lower() == "bearer" else ""
-    second = (berth_token or "").strip()
+    second = headers.get(TOKEN_HEADER, "").strip()
     if bearer and second and not hmac.compare_digest(bearer.encode(), second.encode()):
         raise Unauthorized(
             f"the Authorization bearer token and the {TOKEN_HEADER} header differ: send one"
@@ -181,8 +180,7 @@ async def reader(
     __: Annotated[object, Security(BERTH_TOKEN)],
 ) -> Grant | None:
     """Dependency of every read route: any valid token (or none when auth is off)."""
-    headers = request.headers
-    return authenticate(ctx.tokens, headers.get("authorization"), headers.get(TOKEN_HEADER))
+    return authenticate(ctx.tokens, request.headers)
 
 
 async def admin(caller: Annotated[Grant | None, Depends(reader)]) -> Grant | None:

@@ -214,11 +214,8 @@ class Guarded:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            headers = Request(scope).headers
             try:
-                grant = auth.authenticate(
-                    self.tokens(), headers.get("authorization"), headers.get(auth.TOKEN_HEADER)
-                )
+                grant = auth.authenticate(self.tokens(), Request(scope).headers)
             except auth.Unauthorized as exc:
                 response: Response = JSONResponse(
                     {"error": exc.to_dict()}, status_code=401,
