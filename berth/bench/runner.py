@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from berth.bench.processes import Handshake, StartClock
 from berth.bench.shapes import Shape
+from quota.core.workload import WorkloadState
 from quota.ledger.changes import mark
 from quota.ledger.lifecycle import finish_locked
 from quota.ledger.notify import ChangeListener
@@ -38,7 +39,7 @@ from quota.ledger.notify import ChangeListener
 SessionScope = Callable[[], AbstractContextManager[Session]]
 TICK = 0.005  # seconds between looks for runs that ended
 NAP = 0.5  # longest wait for a change while nothing is due
-ADMITTED = "Admitted"
+ADMITTED = str(WorkloadState.ADMITTED)
 ACTUATED = "berth_bench_actuated"  # the channel the bench's actuator notifies
 
 
@@ -159,11 +160,15 @@ class SimulatedRunner:
             rows = session.execute(
                 text(
                     "SELECT id, namespace, name, state, version, admitted_at FROM workloads "
-                    "WHERE state <> 'Finished' AND (namespace, name) IN (SELECT * FROM unnest("
+                    "WHERE state <> :finished AND (namespace, name) IN (SELECT * FROM unnest("
                     "CAST(:namespaces AS text[]), CAST(:names AS text[]))) "
                     "ORDER BY id FOR UPDATE SKIP LOCKED"
                 ),
-                {"namespaces": list(namespaces), "names": list(names)},
+                {
+                    "finished": str(WorkloadState.FINISHED),
+                    "namespaces": list(namespaces),
+                    "names": list(names),
+                },
             ).mappings().all()
             seen = {f"{row['namespace']}/{row['name']}": row for row in rows}
             running = [
