@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from builders.fakeapi.rbac import BUILT_IN
 from builders.paths import DEPLOY, DEPLOY_BASE
 
 from admission.kube import front_proxy
@@ -230,22 +231,9 @@ def test_every_kind_berth_queues_is_watched_patched_and_suspended_at_creation(
     )
 
 
-# Kubernetes' built-in roles (bootstrap policy) the deploy binds Berth to, with their rules.
-BUILT_IN: dict[tuple[str, str], list[Obj]] = {
-    ("ClusterRole", "system:auth-delegator"): [
-        {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
-        {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
-    ],
-    ("Role", "extension-apiserver-authentication-reader"): [
-        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"],
-         "resourceNames": ["extension-apiserver-authentication"]},
-    ],
-}
-
-
 def bound_rules(objects: tuple[Obj, ...], namespace: str | None) -> list[Obj]:
-    """The built-in roles' rules bound to Berth's ServiceAccount (cluster-wide, or in
-    ``namespace``)."""
+    """The built-in roles' rules (Kubernetes' bootstrap policy, as the fake API server
+    holds it) bound to Berth's ServiceAccount (cluster-wide, or in ``namespace``)."""
     rules: list[Obj] = []
     for binding in objects:
         if binding["kind"] not in ("ClusterRoleBinding", "RoleBinding"):

@@ -52,16 +52,20 @@ _EVERYTHING = [
 ]
 
 
+# The bootstrap roles, by (kind, name): a Role's namespace is kube-system.
+BUILT_IN: dict[tuple[str, str], list[Obj]] = {
+    ("ClusterRole", "cluster-admin"): _EVERYTHING,
+    ("ClusterRole", "system:auth-delegator"): _AUTH_DELEGATOR,
+    ("Role", "extension-apiserver-authentication-reader"): _AUTH_READER,
+}
+
+
 def bootstrap(store: Store) -> None:
-    for name, rules in (("cluster-admin", _EVERYTHING), ("system:auth-delegator", _AUTH_DELEGATOR)):
+    for (kind, name), rules in BUILT_IN.items():
+        resource, namespace = (ROLES, "kube-system") if kind == "Role" else (CLUSTER_ROLES, "")
         store.create(
-            store.resources[CLUSTER_ROLES], "", {"metadata": {"name": name}, "rules": rules}
+            store.resources[resource], namespace, {"metadata": {"name": name}, "rules": rules}
         )
-    reader = {
-        "metadata": {"name": "extension-apiserver-authentication-reader"},
-        "rules": _AUTH_READER,
-    }
-    store.create(store.resources[ROLES], "kube-system", reader)
 
 
 def review(store: Store, body: Obj) -> Obj:
