@@ -14,8 +14,9 @@ import httpx
 import pytest
 from builders.certs import Authority, Issued, client_context
 from builders.manifests import job
+from builders.ports import free_port
 from builders.reads import World, pool, serve
-from builders.served import engine_for, free_port, running_config
+from builders.served import engine_for, running_config
 
 from admission.kube.access_review import Decision, ResourceAttributes
 from admission.kube.errors import KubernetesUnavailable

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -138,13 +137,6 @@ class RecordingActuator:
 
     def clear(self) -> None:
         self.batches.clear()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 async def settle(loop: AdmissionLoop) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from builders.paths import REPO
-from builders.served import free_port
+from builders.ports import free_port
 
 _ADMITTED = re.compile(r"admission\.loop\.loop: admitted (\S+) to ClusterQueue")
 
@@ -65,6 +65,8 @@ class ServeProcess:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"berth serve was not ready in {timeout}s:\n{self.output()}")
             time.sleep(0.05)
+        if self.process.poll() is not None:  # the answer came from another server on the port
+            raise RuntimeError(f"berth serve exited after /readyz answered:\n{self.output()}")
 
     @property
     def pid(self) -> int:

@@ -4,7 +4,6 @@ the same transactions (``quota.ledger_connect``: timeouts, commit before answeri
 from __future__ import annotations
 
 import contextlib
-import socket
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -18,14 +17,8 @@ from fastapi import FastAPI
 from api.app import create_app
 from api.auth import Grant
 from api.deps import AppContext, Readiness
+from builders.ports import free_port
 from quota.ledger.connect import ConnectionLimits, Transactions, create_engine
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @contextlib.contextmanager

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -17,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 from builders.paths import REPO
+from builders.ports import free_port
 
 
 @dataclass
@@ -71,20 +71,13 @@ class Berth:
         return output
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.fixture
 def berth() -> Iterator[Berth]:
     # The test's own data folder, opened (0755) explicitly: as root the embedded server runs
     # as another user, and pytest's own tmp folders are private (0700).
     home = Path(tempfile.mkdtemp(prefix="berth-e2e-", dir="/tmp"))
     home.chmod(0o755)
-    instance = Berth(home=home / "home", port=_free_port())
+    instance = Berth(home=home / "home", port=free_port())
     yield instance
     for process in list(instance.servers):
         instance.stop(process)

@@ -12,7 +12,6 @@ import contextlib
 import json
 import math
 import re
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ import uvicorn
 from builders.browser import chromium
 from builders.manifests import job
 from builders.paths import DEPLOY_BASE, REPO
+from builders.ports import free_port
 
 from admission.intake.workloads import submit_workload
 from admission.loop.actuation import StandaloneActuator
@@ -127,13 +127,6 @@ async def _seed(sessions: Any) -> None:
         await loop.cycle()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def _serving(db_url: str, tokens: tuple[Grant, ...] = ()) -> Iterator[str]:
     """Base URL of Berth's API and dashboard over a seeded ledger."""
@@ -144,7 +137,7 @@ def _serving(db_url: str, tokens: tuple[Grant, ...] = ()) -> Iterator[str]:
         pool.submit(asyncio.run, _seed(sessions)).result()
     app = create_app(AppContext(session_scope=sessions, readiness=lambda: Readiness(True, "test"),
                                 tokens=tokens))
-    port = _free_port()
+    port = free_port()
     uv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=uv.run, daemon=True)
     thread.start()

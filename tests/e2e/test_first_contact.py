@@ -25,7 +25,7 @@ from pathlib import Path
 import httpx
 import pytest
 from builders.clone import interpreter_for_everyone, make_clone
-from builders.served import free_port
+from builders.ports import free_port
 
 USERS = ("berth-ci-first", "berth-ci-second")
 READY_WITHIN = 120.0  # seconds: generous, initdb and migrations on a busy machine

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,17 +18,11 @@ import yaml
 from builders.fakeapi import FakeApiServer, FakeKubectl
 from builders.kube import JOBS, job, setup_queues
 from builders.paths import REPO
+from builders.ports import free_port
 
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
 
 pytestmark = pytest.mark.db
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _kubeconfig(path: Path, server: str) -> Path:
@@ -81,7 +74,7 @@ def start(
     started: list[Served] = []
 
     def run() -> Served:
-        webhook_port, api_port = _free_port(), _free_port()
+        webhook_port, api_port = free_port(), free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith("BERTH_")}
         env["BERTH_POD_NAME"] = "berth-test-0"
         log = tmp_path / "serve.log"

@@ -26,7 +26,7 @@ from builders.crds import CRD_DIR
 from builders.fakeapi import FakeApiServer, FakeKubectl
 from builders.kube import JOBS, job, setup_queues
 from builders.paths import REPO
-from builders.served import free_port
+from builders.ports import free_port
 
 pytestmark = pytest.mark.db
 

@@ -15,9 +15,10 @@ import time
 
 import httpx
 from builders.invariants import violations
-from builders.loop import Ledgered, free_port, pool
+from builders.loop import Ledgered, pool
 from builders.manifests import job
 from builders.paths import REPO
+from builders.ports import free_port
 from builders.serve_process import wait_for
 
 # Each phase runs the server with one crash point armed; a clean run settles after them.

@@ -27,8 +27,8 @@ import sqlalchemy as sa
 from builders.load import Load
 from builders.loop import pool
 from builders.manifests import job
+from builders.ports import free_port
 from builders.serve_process import ServeProcess, wait_for
-from builders.served import free_port
 
 from berth import migrate
 from berth.database import ensure_database
