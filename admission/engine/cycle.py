@@ -169,6 +169,10 @@ class _Cycle(VictimSearches):
         classes = self.snapshot.priority_classes
         pending = WorkloadState.PENDING
         timestamp = self.snapshot.pods_ready.timestamp
+        kept = self.snapshot.entries  # entries kept across cycles, when the loop has them
+        if kept is not None:
+            kept.prune(self.snapshot.workloads)
+        make = entry if kept is None else kept.entry
         for key, workload in self.snapshot.workloads.items():
             if workload.state is not pending:
                 if is_pending(workload):
@@ -189,7 +193,7 @@ class _Cycle(VictimSearches):
             if not clear or not workload.active or (pc is not None and pc not in classes):
                 self._hold(key, workload)
                 continue
-            found = entry(key, workload, timestamp)
+            found = make(key, workload, timestamp)
             if found is None:  # an invalid request
                 self._hold(key, workload)
                 continue

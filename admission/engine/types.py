@@ -29,6 +29,7 @@ from quota.core.tree import FlavorResource
 from quota.core.workload import Admission, Workload
 
 if TYPE_CHECKING:
+    from admission.engine.queues import EntryMemo
     from admission.engine.shapes import ShapeMemo
 
 
@@ -61,6 +62,9 @@ class Snapshot:
     # Shape ids kept across the loop's cycles (admission.engine.shapes.ShapeMemo); a
     # cache only: it never changes a decision, and None builds them afresh.
     shapes: ShapeMemo | None = field(default=None, compare=False)
+    # Queue entries kept across the loop's cycles (admission.engine.queues.EntryMemo); a
+    # cache only, like ``shapes``.
+    entries: EntryMemo | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

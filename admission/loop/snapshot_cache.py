@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session
 
+from admission.engine.queues import EntryMemo
 from admission.engine.shapes import ShapeMemo
 from admission.engine.types import Snapshot
 from quota.core.checks import AdmissionCheck, ProvisioningRequestConfig
@@ -68,6 +69,7 @@ class SnapshotCache:
         self._workloads: dict[str, Workload] = {}
         self._objects = Snapshot()
         self._shapes = ShapeMemo()  # shape ids across cycles: unchanged workloads reuse theirs
+        self._entries = EntryMemo()  # queue entries likewise
         self.mark: int | None = None  # None: nothing loaded yet, next refresh reads all
         self.objects_version: changes.ObjectsVersion | None = None  # as of the objects held
         self._own_xids: set[int] = set()
@@ -147,6 +149,7 @@ class SnapshotCache:
             queue_usage=self._queue_usage,
             pods_ready=self.pods_ready,
             shapes=self._shapes,
+            entries=self._entries,
         )
 
     def committed(self, records: Mapping[str, WorkloadRecord], xid: int | None) -> None:

@@ -15,6 +15,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from admission.engine.cycle import run_cycle
+from admission.engine.queues import EntryMemo
 from admission.engine.shapes import ShapeMemo
 from admission.engine.transitions import admitted, evicted
 from admission.engine.types import Snapshot
@@ -64,6 +65,7 @@ class _Ideal:
         # Shape ids across cycles, as the durable loop keeps them: the ideal runs the
         # engine as the loop does, no slower.
         self.shapes = ShapeMemo()
+        self.entries = EntryMemo()
 
     def run(self) -> RunRecord:
         upcoming = 0
@@ -103,7 +105,8 @@ class _Ideal:
     def _settle(self, now: int) -> None:
         at = _at(now)
         for _ in range(MAX_CYCLES):
-            snapshot = replace(self.objects, workloads=self.workloads, shapes=self.shapes)
+            snapshot = replace(self.objects, workloads=self.workloads, shapes=self.shapes,
+                               entries=self.entries)
             started = time.perf_counter()
             result = run_cycle(snapshot, at)
             self.cycles.append(time.perf_counter() - started)
