@@ -342,7 +342,7 @@ class _Cycle(VictimSearches):
             else:
                 victims = self._victims(cq, workload, usage, shape_id)
             if victims:
-                return self._preempt(cq, workload, victims, shape_id,
+                return self._preempt(cq, workload, victims, shape_id, usage,
                                      outcome if walked is not None else None)
             held_back = dict(self.search.held_back) if self.search.held_back else None
         if roomless:  # its reason is written after the pass, like a quota reason
@@ -357,7 +357,8 @@ class _Cycle(VictimSearches):
                 plan, found = partial
                 if found:
                     counts = {p.name: p.count for p in plan.pod_sets}
-                    return self._preempt(cq, workload, found, shape_id, counts=counts)
+                    return self._preempt(cq, workload, found, shape_id, plan.usage,
+                                         counts=counts)
                 if self._grant(workload, plan):
                     return False
             self.no_partial.add(cq, workload, {}, shape_id, by_amount=False)
@@ -418,11 +419,11 @@ class _Cycle(VictimSearches):
             self.capacity.release(key)
 
     def _preempt(self, cq: ClusterQueue, workload: Workload, victims: Sequence[Victim],
-                 shape_id: int, walked: Outcome | None = None,
+                 shape_id: int, usage: Usage, walked: Outcome | None = None,
                  counts: Mapping[str, int] | None = None) -> bool:
-        """Evict ``victims`` for ``workload``, admitting it at once when none is still
-        checkpointing: in ``walked``'s flavors when the victims chose them, at ``counts``
-        pods when a partial admission did."""
+        """Evict ``victims`` for ``workload`` (they free room for ``usage``), admitting it
+        at once when none is still checkpointing: in ``walked``'s flavors when the victims
+        chose them, at ``counts`` pods when a partial admission did."""
         waiting_on: list[str] = []
         deadline: datetime | None = None
         root = self.tree.root(cq.name)
@@ -468,8 +469,10 @@ class _Cycle(VictimSearches):
                 self.waiting[workload.key] = self.why.no_room(cq, workload, plan)
                 return True
         # What it waits for is spoken for: no later preemptor in this cycle counts on it,
-        # and no later workload takes the free nodes it will need beside its victims'.
+        # and no later workload takes the quota or the free nodes it will need beside its
+        # victims' (else one would, and be evicted for it again next cycle).
         self.holdings.protect(waiting_on)
+        self.reservations.keep(cq, workload, usage)
         if self.capacity is not None:
             plan = (self.memo.plan(cq, workload, shape_id) if counts is None
                     else self.assigner.assign(cq, workload, counts))

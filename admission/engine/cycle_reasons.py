@@ -81,7 +81,8 @@ class WaitReasons:
                     parked = ([too_big], [])
                 elif held is not None:
                     parked = ([reasons.reserved_by_higher_priority(
-                        cq.name, held.holder, held.cluster_queue, held.priority)], [])
+                        cq.name, held.holder, held.cluster_queue, held.priority,
+                        preempting=held.preempting)], [])
                 else:
                     parked = self._room(workload, found.usage)
             else:

@@ -152,11 +152,16 @@ def waiting_for_quota(
     )
 
 
-def reserved_by_higher_priority(cq: str, holder: str, holder_cq: str, priority: int) -> Reason:
+def reserved_by_higher_priority(cq: str, holder: str, holder_cq: str, priority: int, *,
+                                preempting: bool = False) -> Reason:
+    """``preempting``: the holder waits for the victims it chose to release their quota;
+    otherwise it needs preemption and found no victims yet."""
+    why = ("waits for the workloads it preempted to release theirs" if preempting
+           else "waits to preempt and found nothing to preempt yet")
     return Reason(
         WaitReason.RESERVED_BY_HIGHER_PRIORITY,
         f"the quota ClusterQueue {cq} needs is reserved for {holder} (priority {priority}, "
-        f"ClusterQueue {holder_cq}), which waits to preempt and found nothing to preempt yet",
+        f"ClusterQueue {holder_cq}), which {why}",
         {"reservedFor": holder, "priority": priority},
     )
 

@@ -1,5 +1,5 @@
 """Capacity reservations of one cycle (PURE): quota kept for a workload that needs
-preemption but found no victims.
+preemption but found no victims, or that waits for checkpointing victims (``keep``).
 
 Kueue's rule (``reserveCapacityForUnreclaimablePreempt``): a workload that could be
 admitted by preempting (the quota's maximum holds it and a policy could free room for it)
@@ -37,6 +37,7 @@ class Reservation(NamedTuple):
     priority: int
     cluster_queue: str
     usage: dict[FlavorResource, int]
+    preempting: bool = False  # it waits for victims it chose (``keep``), not for any
 
 
 def preemption_possible(tree: QuotaTree, cq: ClusterQueue, usage: Usage, *,
@@ -128,6 +129,23 @@ class Reservations:
             self.tree.add(cq, kept)
             self.by_pool.setdefault(self.tree.root(cq), []).append(
                 Reservation(holder.key, holder.priority, cq, kept))
+
+    def keep(self, cq: ClusterQueue, workload: Workload, usage: Usage) -> None:
+        """Reserve at once, for the rest of the pass, what ``workload`` takes once the
+        checkpointing victims it waits for are gone: the room its other victims freed, and
+        what was free, goes to no later workload of the cycle. Kueue adds a preemptor's
+        usage to the cycle's snapshot when it issues its preemptions; without this, work
+        behind it took that room and was evicted for it again in the next cycle, at the
+        same instant, until the grace ended."""
+        name = cq.name
+        tree = self.tree
+        borrows = any(tree.usage(name, fr) + amount > tree.nominal(name, fr)
+                      for fr, amount in usage.items())
+        kept = to_reserve(tree, name, usage, borrows=borrows)
+        if kept:
+            tree.add(name, kept)
+            self.by_pool.setdefault(tree.root(name), []).append(
+                Reservation(workload.key, workload.priority, name, kept, preempting=True))
 
     def release(self) -> None:
         """Give every reservation back: the cycle's decisions are made."""
