@@ -37,8 +37,11 @@ def test_n_arrivals_wait_and_n_running_holders_are_gone_after_the_steady_cycle(
     arrivals = {w.key for w in step.events.arrivals}
     finishes = set(step.events.finishes)
     assert len(arrivals) == len(finishes) == EVENTS
-    # The steady state's own cycle was carried out first: its admissions hold quota.
-    assert {d.key for d in step.result.admitted} <= _holders(step.settled)
+    # The steady state's cycles were carried out first, until one changed nothing.
+    assert 1 < step.cycles <= steady.SETTLE_CYCLES
+    assert not step.result.admitted and not step.result.evicted
+    assert step.settled.workloads == step.previous.workloads
+    assert len(_holders(step.settled)) > len(_holders(step.steady))
     assert _pending(step.current) == _pending(step.settled) | arrivals
     assert not arrivals & set(step.settled.workloads)
     assert _holders(step.current) == _holders(step.settled) - finishes
@@ -57,12 +60,14 @@ def test_prints_the_states_each_engines_row_and_the_target_for_each_mix(
 
     assert out.startswith(f"snapshot: {QUEUES} ClusterQueues in {COHORTS} cohorts, "
                           f"{WORKLOADS} workloads, 0 nodes; {EVENTS} arrivals and {EVENTS} "
-                          "finishes after the steady state's cycle")
+                          "finishes on the settled steady state")
     sections = out.split("\n[")[1:]
     assert [s.split("]")[0] for s in sections] == ["random shapes (primary)",
                                                    "Kueue-perf classes"]
     for section, mix in zip(sections, ("random", "classes"), strict=True):
         step = steady.step(engine.build(QUEUES, COHORTS, WORKLOADS, mix=mix), NOW, EVENTS, mix)
+        assert f"{step.cycles} cycles carried out, the last admitted 0 and evicted 0 " \
+               "(settled); then" in section
         settled = re.search(r"then (\d+) holders, (\d+) pending", section)
         after = re.search(rf"events: {EVENTS} arrivals, {EVENTS} finishes -> (\d+) holders, "
                           r"(\d+) pending", section)
