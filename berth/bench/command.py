@@ -79,6 +79,7 @@ def bench_shape(
         machine=machine(),
         processes=berth.processes,
         writers=berth.writers,
+        memory=berth.memory,
     )
 
 
