@@ -50,6 +50,9 @@ class Events:
 
 
 class CycleEngine(Protocol):
+    """The cycle of ``current`` at ``now``, where ``current`` is ``previous`` with its cycle
+    ``result`` carried out (``committed``) and ``events`` applied (``applied``)."""
+
     def __call__(
         self, previous: Snapshot, result: CycleResult, events: Events, current: Snapshot,
         now: datetime,
@@ -69,7 +72,8 @@ ENGINES: tuple[tuple[str, CycleEngine], ...] = (("full recompute", full_recomput
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One measured step: the state before the events, its cycle, the events, and after."""
+    """One measured step: the steady state, the cycles that settled it (the last one's input
+    and result), the events, and the state they lead to."""
 
     steady: Snapshot  # engine.steady's, before settling
     cycles: int  # run on it and carried out, the last one included
@@ -87,7 +91,8 @@ def holders(snapshot: Snapshot) -> int:
 
 def committed(snapshot: Snapshot, result: CycleResult) -> Snapshot:
     """``snapshot`` after ``result`` is carried out, as the loop commits it: victims first
-    (a graceful one runs on, holding quota, as Evicting), then the admissions."""
+    (a graceful one runs on, holding quota, as Evicting), then the admissions (the bench's
+    queues have no admission checks, so none is a mere reservation)."""
     workloads = dict(snapshot.workloads)
     for eviction in result.evicted:
         workloads[eviction.key] = evicted(workloads[eviction.key], eviction.reason, result.now,
