@@ -7,6 +7,6 @@ processes: start, end, failure), ``driver`` (the arrival driver's process), ``ru
 (the simulated cluster's process), ``realtime`` (a shape through the loop), ``ideal``
 (the same on a virtual clock, PURE), ``figures`` and ``report`` (PURE), ``progress``,
 ``command`` (each shape end to end), ``drain`` and ``floor`` (the backlog drain and its
-psycopg floor), ``engine`` (one engine cycle at scale), ``api_load`` (the read API under
-load).
+psycopg floor), ``engine`` (one engine cycle at scale), ``steady`` (the cycle after
+arrivals and finishes on its steady state), ``api_load`` (the read API under load).
 """

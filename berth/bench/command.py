@@ -7,7 +7,7 @@ import asyncio
 import json
 import logging
 
-from berth.bench import engine
+from berth.bench import engine, steady
 from berth.bench.arguments import DATABASE
 from berth.bench.drain import backlog, drain_loop, objects
 from berth.bench.figures import figures_of
@@ -31,7 +31,7 @@ from quota.manifests.documents import parse_texts
 
 def run(args: argparse.Namespace) -> int:
     if args.shape == "engine":
-        return engine.run(args)
+        return steady.run(args) if args.steady and not args.profile else engine.run(args)
     if not args.verbose:
         # The loop logs every admission at INFO: thousands of lines a second here.
         logging.getLogger("admission").setLevel(logging.WARNING)
@@ -79,6 +79,7 @@ def bench_shape(
         machine=machine(),
         processes=berth.processes,
         writers=berth.writers,
+        memory=berth.memory,
     )
 
 

@@ -11,7 +11,8 @@ cycle, where about half the quota is held by admitted workloads of mixed priorit
 urgent newcomers arrive, so victim searches run. Two workload mixes:
 the primary one, random shapes (the issue's figure), and "Kueue-perf classes", where each
 queue's workloads come from three request classes (small/medium/large) as in Kueue's
-scheduler performance suite. Figures only: it never fails.
+scheduler performance suite. Figures only: it never fails. ``--steady [--events N]``
+(without ``--profile``) times the cycle after N arrivals and finishes instead (``steady``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import hashlib
 import pstats
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -49,6 +50,7 @@ TARGET_MS = 200  # the issue's goal for the default shape, on one core
 GPU = "nvidia.com/gpu"
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 FLAVORS = ("h100", "a100")
+LABELS = {"random": "random shapes (primary)", "classes": "Kueue-perf classes"}
 
 
 # Kueue-perf classes: (name, share of workloads, GPUs per pod, CPU per pod, priority).
@@ -94,26 +96,11 @@ def build(
         )
         local_queues[f"ns-{i:04d}/lq"] = LocalQueue(f"ns-{i:04d}", "lq", name)
     pending: dict[str, Workload] = {}
-    if mix == "classes":
-        pending = _classes(rnd, queues, workloads)
-    for j in range(workloads if mix == "random" else 0):
-        queue = rnd.randrange(queues)
-        selector = {"gpu.product": rnd.choice(FLAVORS)} if rnd.random() < 0.3 else {}
-        count = rnd.choice((1, 1, 2, 4))
-        pod_set = PodSet(
-            "main",
-            count,
-            {"cpu": rnd.choice((4, 8, 16)) * 1000, GPU: rnd.choice((1, 2, 4, 8)) * 1000},
-            min_count=1 if rnd.random() < 0.1 and count > 1 else None,
-            node_selector=selector,
-        )
-        workload = Workload(
-            f"ns-{queue:04d}",
-            f"job-{j:05d}",
-            "lq",
-            (pod_set,),
-            created_at=T0 + timedelta(seconds=rnd.randrange(86400)),
-            priority=rnd.choice((0, 0, 0, 100, 1000)),
+    for j in range(workloads):
+        workload = (
+            random_workload(rnd, queues, f"job-{j:05d}")
+            if mix == "random"
+            else class_workload(rnd, queues, f"job-{j:05d}", T0 + timedelta(milliseconds=100 * j))
         )
         pending[workload.key] = workload
     return Snapshot(
@@ -121,23 +108,34 @@ def build(
     )
 
 
-def _classes(rnd: random.Random, queues: int, workloads: int) -> dict[str, Workload]:
-    out: dict[str, Workload] = {}
-    weights = [share for _, share, *_ in CLASSES]
-    for j in range(workloads):
-        queue = rnd.randrange(queues)
-        ((_, _, gpus, cpus, priority),) = rnd.choices(CLASSES, weights)
-        pod_set = PodSet("main", 1, {"cpu": cpus * 1000, GPU: gpus * 1000})
-        workload = Workload(
-            f"ns-{queue:04d}",
-            f"job-{j:05d}",
-            "lq",
-            (pod_set,),
-            created_at=T0 + timedelta(milliseconds=100 * j),
-            priority=priority,
-        )
-        out[workload.key] = workload
-    return out
+def random_workload(
+    rnd: random.Random, queues: int, name: str, created_at: datetime | None = None
+) -> Workload:
+    """One workload of the random mix; created at a random second of T0's day unless
+    ``created_at`` says when."""
+    queue = rnd.randrange(queues)
+    selector = {"gpu.product": rnd.choice(FLAVORS)} if rnd.random() < 0.3 else {}
+    count = rnd.choice((1, 1, 2, 4))
+    pod_set = PodSet(
+        "main",
+        count,
+        {"cpu": rnd.choice((4, 8, 16)) * 1000, GPU: rnd.choice((1, 2, 4, 8)) * 1000},
+        min_count=1 if rnd.random() < 0.1 and count > 1 else None,
+        node_selector=selector,
+    )
+    if created_at is None:
+        created_at = T0 + timedelta(seconds=rnd.randrange(86400))
+    return Workload(f"ns-{queue:04d}", name, "lq", (pod_set,), created_at=created_at,
+                    priority=rnd.choice((0, 0, 0, 100, 1000)))  # fmt: skip
+
+
+def class_workload(rnd: random.Random, queues: int, name: str, created_at: datetime) -> Workload:
+    """One workload of the Kueue-perf classes mix."""
+    queue = rnd.randrange(queues)
+    ((_, _, gpus, cpus, priority),) = rnd.choices(CLASSES, [share for _, share, *_ in CLASSES])
+    pod_set = PodSet("main", 1, {"cpu": cpus * 1000, GPU: gpus * 1000})
+    return Workload(f"ns-{queue:04d}", name, "lq", (pod_set,), created_at=created_at,
+                    priority=priority)  # fmt: skip
 
 
 def steady(snapshot: Snapshot, first: CycleResult, seed: int = 11) -> Snapshot:
@@ -231,15 +229,25 @@ def timed(snapshot: Snapshot, now: datetime, *, read: bool) -> tuple[float, floa
     """Best-of-3 wall and CPU seconds of one cycle (and reading its verdicts, if ``read``).
     Each run starts after the previous result is freed and collected (about 40 ms and
     50 ms at the default shape), so no run pays for the one before."""
+
+    def cycle() -> CycleResult:
+        result = run_cycle(snapshot, now)
+        if read:
+            read_all(result)
+        return result
+
+    return best_of_3(cycle)
+
+
+def best_of_3(cycle: Callable[[], CycleResult]) -> tuple[float, float, CycleResult]:
+    """Best-of-3 wall and CPU seconds of ``cycle()``, and its (last) result; see ``timed``."""
     best = best_cpu = float("inf")
     result: CycleResult | None = None
     for _ in range(3):
         result = None
         gc.collect()
         start, start_cpu = time.perf_counter(), time.process_time()
-        result = run_cycle(snapshot, now)
-        if read:
-            read_all(result)
+        result = cycle()
         best = min(best, time.perf_counter() - start)
         best_cpu = min(best_cpu, time.process_time() - start_cpu)
     assert result is not None
@@ -322,12 +330,11 @@ def run(args: argparse.Namespace) -> int:
         f"snapshot: {args.queues} ClusterQueues in {args.cohorts} cohorts, "
         f"{args.workloads} workloads, {args.nodes} nodes"
     )
-    labels = {"random": "random shapes (primary)", "classes": "Kueue-perf classes"}
     judged = (args.queues, args.cohorts, args.workloads) == ENGINE_SHAPE and not args.nodes
     for mix in mixes:
         snapshot = with_nodes(build(args.queues, args.cohorts, args.workloads, mix=mix),
                               args.nodes)
-        report(labels[mix], snapshot, now, judged=judged)
+        report(LABELS[mix], snapshot, now, judged=judged)
     return 0
 
 

@@ -25,6 +25,20 @@ class WorkloadTimes:
 
 
 @dataclass(frozen=True, slots=True)
+class Memory:
+    """A process's resident memory, in bytes: now (VmRSS) and its peak so far (VmHWM)."""
+
+    rss: int
+    peak: int
+
+    def as_dict(self) -> dict[str, float]:
+        return {"rss_mib": self.rss / MIB, "peak_mib": self.peak / MIB}
+
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
 class RunRecord:
     workloads: tuple[WorkloadTimes, ...]
     cpu_used: float  # milli-cores × seconds held
@@ -40,6 +54,7 @@ class RunRecord:
     runner_lags: tuple[float, ...] = ()
     processes: dict[str, int] = field(default_factory=dict)  # pid by role
     writers: dict[str, int] = field(default_factory=dict)  # audit rows by actor
+    memory: Memory | None = None  # the loop's process at the end of the run
 
 
 @dataclass(frozen=True, slots=True)

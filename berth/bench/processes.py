@@ -8,7 +8,8 @@ on the monotonic clock, which every process on the machine shares, and on the wa
 at the end it sends what it measured. A child that raises sends its traceback and exits 1;
 the parent raises ``ChildFailed`` with it, and on any way out stops every child still
 running (SIGTERM, then SIGKILL) and reaps it. A child whose parent is gone stops by itself
-(``Handshake.check_parent``), so a killed bench leaves nothing behind.
+(``Handshake.check_parent``), so a killed bench leaves nothing behind. ``memory_of`` reads
+what a process holds in memory (the loop's, at the end of a run).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from multiprocessing.context import SpawnProcess
 from types import TracebackType
 from typing import Any
 
+from berth.bench.figures import Memory
 from quota.core.errors import BerthError
 
 CONTEXT = multiprocessing.get_context("spawn")
@@ -49,6 +51,19 @@ class StartClock:
     def elapsed(self) -> float:
         """Seconds since t=0 (negative before it)."""
         return time.monotonic() - self.monotonic
+
+
+def memory_of(pid: int) -> Memory:
+    """``pid``'s resident memory from ``/proc/<pid>/status`` (Linux): VmRSS and VmHWM."""
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        fields = dict(line.split(":", 1) for line in status if ":" in line)
+    return Memory(*(_bytes(fields[name]) for name in ("VmRSS", "VmHWM")))
+
+
+def _bytes(value: str) -> int:
+    amount, unit = value.split()
+    assert unit == "kB", unit  # the kernel's unit for these fields (KiB)
+    return int(amount) * 1024
 
 
 class ChildFailed(BerthError):

@@ -5,10 +5,11 @@ same runner ``berth serve`` starts) and nothing else of weight. The arrival driv
 (``driver``) and the simulated runner (``runner``) run in their own processes and meet the
 loop only in PostgreSQL, as clients and a Job controller would (``processes``). The loop's
 actuator here notes when each admission was actuated, the workload's admission time, and
-sends the runner a NOTIFY (where a Kubernetes actuator would patch the Job). The figures are read
-back from the ledger at the end; the driver's lag (a submission's commit after its arrival
-time) and the runner's (a finish's commit after its due time, admission actuated + run
-time) are reported beside them.
+sends the runner a NOTIFY (where a Kubernetes actuator would patch the Job). The figures are
+read back from the ledger at the end; the driver's lag (a submission's commit after its
+arrival time) and the runner's (a finish's commit after its due time, admission actuated +
+run time) are reported beside them, and this process's resident memory once every workload
+has finished (``berth serve``'s as far as the loop goes: no REST API is served here).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import contextlib
 import os
 import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 import psycopg
@@ -33,7 +34,14 @@ from admission.loop.runner import run_while_leading
 from berth.bench.driver import drive
 from berth.bench.figures import RunRecord, WorkloadTimes
 from berth.bench.ledger import apply_text
-from berth.bench.processes import CONTEXT, START_LEAD, ChildFailed, Children, StartClock
+from berth.bench.processes import (
+    CONTEXT,
+    START_LEAD,
+    ChildFailed,
+    Children,
+    StartClock,
+    memory_of,
+)
 from berth.bench.runner import ACTUATED, SessionScope, run_cluster
 from berth.bench.shapes import Shape
 from berth.serve import runner_config
@@ -152,6 +160,8 @@ class _Run:
                 children.start(clock)
                 reporter = asyncio.create_task(self._report(on_progress, clock, stop))
                 results = await _unless_stopped(children.results(), leading)
+                # Every workload has finished; the loop still leads, as berth serve would.
+                memory = memory_of(self.pids["loop"])
         finally:
             stop.set()
             await leading
@@ -160,7 +170,8 @@ class _Run:
                 await reporter
         lags, recorded = results[DRIVER], results[RUNNER]
         assert isinstance(lags, list) and isinstance(recorded, dict)
-        return await asyncio.to_thread(self._record, clock, lags, recorded)
+        record = await asyncio.to_thread(self._record, clock, lags, recorded)
+        return replace(record, memory=memory)
 
     async def _report(
         self, on_progress: Callable[[Progress], None] | None, clock: StartClock, stop: asyncio.Event

@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from berth.bench.figures import Figures, percentile
+from berth.bench.figures import MIB, Figures, Memory, percentile
 from berth.bench.shapes import KueueReference
 
 # The targets: Berth against the ideal on the same arrivals, and the drain rates.
@@ -49,6 +49,7 @@ class ShapeReport:
     machine: str = ""
     processes: dict[str, int] = field(default_factory=dict)  # pid by role
     writers: dict[str, int] = field(default_factory=dict)  # the ledger's audit rows by actor
+    memory: Memory | None = None  # the loop's process at the end of the run
 
     def ratios(self) -> dict[str, float]:
         def ratio(a: float, b: float) -> float:
@@ -70,6 +71,7 @@ class ShapeReport:
             "machine": self.machine,
             "processes": self.processes,
             "ledger_writers": self.writers,
+            "loop_memory": None if self.memory is None else self.memory.as_dict(),
             "berth": self.berth.as_dict(),
             "ideal": self.ideal.as_dict(),
             "ratios": self.ratios(),
@@ -272,10 +274,17 @@ def shape_table(report: ShapeReport) -> str:
         f"workloads, {b.finished:,} finished; {report.machine}"
     )
     lines = [head, _grid(rows), "", _targets(report.targets)]
+    if report.memory is not None:
+        lines.append(f"  {memory_row(report.memory)}")
     if report.processes:
         pids = ", ".join(f"{role} {pid}" for role, pid in report.processes.items())
         lines.append(f"  processes: {pids}")
     return "\n".join(lines)
+
+
+def memory_row(memory: Memory) -> str:
+    return (f"berth serve RSS at end: {memory.rss / MIB:,.0f} MiB "
+            f"(peak {memory.peak / MIB:,.0f} MiB)")
 
 
 def drain_table(report: DrainReport) -> str:

@@ -11,6 +11,7 @@ import json
 import pytest
 
 from berth.bench.command import bench_shape
+from berth.bench.report import shape_table
 from berth.bench.shapes import kueue_shape
 from berth.cli.main import main
 
@@ -67,6 +68,9 @@ def test_kueue_baseline_admits_and_finishes_everything_and_never_beats_the_ideal
     assert targets[-1]["target"] == "arrival driver lag p99 <= 0.1 s"
     assert targets[-1]["measured"] == lag["p99"]
     assert data["kueue_reference"] is None  # published figures are for the full shape only
+    # The loop's process (the bench's own) as berth serve would hold it at the end.
+    memory = data["loop_memory"]
+    assert isinstance(memory, dict) and 0 < memory["rss_mib"] <= memory["peak_mib"]
 
 
 def test_kueue_large_runs_through_the_loop_with_the_same_figures_as_its_ideal(
@@ -82,6 +86,8 @@ def test_kueue_large_runs_through_the_loop_with_the_same_figures_as_its_ideal(
     assert list(report.berth.waits) == list(report.ideal.waits) == ["large", "medium", "small"]
     assert report.berth.admissions - report.berth.evictions == shape.workloads
     assert report.ideal.admissions - report.ideal.evictions == shape.workloads
+    assert report.memory is not None and 0 < report.memory.rss <= report.memory.peak
+    assert "berth serve RSS at end: " in shape_table(report)
 
 
 def test_drain_admits_the_backlog_and_reports_loop_floor_and_ideal(
