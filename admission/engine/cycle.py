@@ -427,10 +427,19 @@ class _Cycle(VictimSearches):
         waiting_on: list[str] = []
         deadline: datetime | None = None
         root = self.tree.root(cq.name)
+        # When it must wait for a checkpoint anyway, the victims without a grace keep
+        # running until it can be admitted: evicted now, their room would sit idle, go to
+        # other work in a later cycle and be taken back from it, and their work is lost
+        # minutes early. They are spoken for meanwhile.
+        defer = any(v.evicting or checkpoint_grace(v.workload) is not None for v in victims)
+        deferred: list[str] = []
         for victim in victims:
             key = victim.workload.key
             # Every victim is now evicted or waited for: protected from later searches.
             self.open_holders[root] -= 1
+            if defer and not victim.evicting and checkpoint_grace(victim.workload) is None:
+                deferred.append(key)
+                continue
             if victim.evicting:
                 waiting_on.append(key)
                 ends = grace_ends(victim.workload)
@@ -447,10 +456,10 @@ class _Cycle(VictimSearches):
                 self._release(key)
                 continue
             # Checkpointing victims keep their quota until they checkpoint or time runs out.
-            usage = self.holdings.usage[key]
+            held = self.holdings.usage[key]
             self.holdings.remove(key)
             self.holdings.add(victim.cluster_queue, replace(
-                victim.workload, state=WorkloadState.EVICTING, evicted_at=self.now), usage)
+                victim.workload, state=WorkloadState.EVICTING, evicted_at=self.now), held)
             waiting_on.append(key)
             deadline = max(deadline, self.now + grace) if deadline else self.now + grace
         if not waiting_on and walked is not None:
@@ -471,7 +480,7 @@ class _Cycle(VictimSearches):
         # What it waits for is spoken for: no later preemptor in this cycle counts on it,
         # and no later workload takes the quota or the free nodes it will need beside its
         # victims' (else one would, and be evicted for it again next cycle).
-        self.holdings.protect(waiting_on)
+        self.holdings.protect(waiting_on + deferred)
         self.reservations.keep(cq, workload, usage)
         if self.capacity is not None:
             plan = (self.memo.plan(cq, workload, shape_id) if counts is None
