@@ -20,6 +20,7 @@ from admission.engine.node_limits import HoldsMemo, oversized
 from admission.engine.reservations import Reservations
 from admission.engine.statuses import Waiting
 from admission.engine.types import Reason
+from admission.engine.vacated import VacatedRoom
 from admission.engine.workload import Holdings
 from quota.core.model import ClusterQueue, ReclaimWithinCohort
 from quota.core.tree import FlavorResource, QuotaTree
@@ -33,9 +34,11 @@ class WaitReasons:
 
     def __init__(self, queues: Mapping[str, ClusterQueue], tree: QuotaTree,
                  holdings: Holdings, memo: CycleMemo, assigner: Assigner,
-                 capacity: Capacity | None, reservations: Reservations) -> None:
+                 capacity: Capacity | None, reservations: Reservations,
+                 vacated: VacatedRoom) -> None:
         self.queues = queues
         self.reservations = reservations
+        self.vacated = vacated
         self.tree = tree
         self.holdings = holdings
         self.memo = memo
@@ -43,8 +46,10 @@ class WaitReasons:
         self.capacity = capacity
         # (pool root, slot, pool version) -> the top holders of the slot
         self.holder_cache: dict[tuple[str, FlavorResource, int], list[str]] = {}
-        # (queue, shape, final pool version) -> the reasons and hints of a parked workload
-        self.parked: dict[tuple[str, int, int], tuple[list[Reason], list[str]]] = {}
+        # (queue, shape, final pool version, the vacated room kept from it) -> the reasons
+        # and hints of a parked workload
+        self.parked: dict[tuple[str, int, int, tuple[str, ...]],
+                          tuple[list[Reason], list[str]]] = {}
         self.reason_memo: dict[object, Reason] = {}
         self.hint_memo: dict[object, list[str]] = {}
         # (queue, shape) -> ExceedsNodeCapacity, or None where some node can hold its pods
@@ -66,7 +71,9 @@ class WaitReasons:
         """The reasons and hints of a workload parked in queue ``name``, in the final state."""
         cq = self.queues[name]
         shape_id = self.memo.shape(workload, key)
-        state = (cq.name, shape_id, self.tree.version(cq.name))
+        kept = (tuple(v.key for v in self.vacated.above(name, workload.priority))
+                if self.vacated.by_queue else ())
+        state = (cq.name, shape_id, self.tree.version(cq.name), kept)
         parked = self.parked.get(state)
         if parked is None:
             # From the verdict's numbers, not a Plan: tens of thousands of workloads wait
@@ -77,12 +84,17 @@ class WaitReasons:
             if found.mode is Mode.FIT:
                 # It fits once the cycle's reservations are given back: one held it back.
                 held = self.reservations.holding(cq.name, workload, found.usage)
+                vacated = (self.vacated.holding(name, workload.priority, found.usage)
+                           if kept else None)
                 if too_big:
                     parked = ([too_big], [])
                 elif held is not None:
                     parked = ([reasons.reserved_by_higher_priority(
                         cq.name, held.holder, held.cluster_queue, held.priority,
                         preempting=held.preempting)], [])
+                elif vacated is not None:
+                    parked = ([reasons.reserved_by_higher_priority(
+                        cq.name, vacated.key, cq.name, vacated.priority, requeued=True)], [])
                 else:
                     parked = self._room(workload, found.usage)
             else:

@@ -82,6 +82,38 @@ class Step:
     events: Events
     current: Snapshot  # settled with the events applied
     now: datetime  # the instant of the cycle after the events
+    repeats: Repeats  # of the settling cycles
+
+
+@dataclass(frozen=True, slots=True)
+class Repeats:
+    """Evictions of a workload by a preemptor that had evicted it before: while that
+    preemptor kept running (``running``: the churn the engine must not have), and after
+    the preemptor was itself evicted and admitted again (``readmitted``: each admission
+    of it evicted the workload once)."""
+
+    running: int = 0
+    readmitted: int = 0
+
+
+def repeats(results: list[CycleResult]) -> Repeats:
+    """``Repeats`` over cycles carried out one after the other."""
+    evictions: dict[str, int] = {}  # workload -> times evicted so far
+    seen: dict[tuple[str, str], int] = {}  # (victim, preemptor) -> the preemptor's evictions then
+    running = readmitted = 0
+    for result in results:
+        for eviction in result.evicted:
+            if not eviction.preemptor:
+                continue
+            pair, times = (eviction.key, eviction.preemptor), evictions.get(eviction.preemptor, 0)
+            if pair in seen:
+                if seen[pair] == times:
+                    running += 1
+                else:
+                    readmitted += 1
+            seen[pair] = times
+            evictions[eviction.key] = evictions.get(eviction.key, 0) + 1
+    return Repeats(running, readmitted)
 
 
 def holders(snapshot: Snapshot) -> int:
@@ -132,8 +164,10 @@ def step(snapshot: Snapshot, now: datetime, count: int, mix: str) -> Step:
     ``count`` arrivals and finishes a second later."""
     start = previous = engine.steady(snapshot, run_cycle(snapshot, now))
     at = now + timedelta(minutes=1)
+    results: list[CycleResult] = []
     for cycles in range(1, SETTLE_CYCLES + 1):
         result = run_cycle(previous, at)
+        results.append(result)
         if cycles == SETTLE_CYCLES or not (result.admitted or result.evicted):
             break
         previous = committed(previous, result)
@@ -141,7 +175,7 @@ def step(snapshot: Snapshot, now: datetime, count: int, mix: str) -> Step:
     later = at + timedelta(seconds=1)
     happened = events(settled, count, mix, later)
     return Step(start, cycles, previous, result, settled, happened, applied(settled, happened),
-                later)  # fmt: skip
+                later, repeats(results))  # fmt: skip
 
 
 def report(label: str, measured: Step, *, judged: bool) -> None:
@@ -154,6 +188,10 @@ def report(label: str, measured: Step, *, judged: bool) -> None:
           f"pending; {measured.cycles} cycles carried out, the last admitted "
           f"{len(last.admitted)} and evicted {len(last.evicted)} ({settled}); then "
           f"{holders(before)} holders, {len(before.workloads) - holders(before)} pending")
+    again = measured.repeats
+    print(f"  while settling, workloads evicted again by a preemptor that had evicted them: "
+          f"{again.running} while it kept running, {again.readmitted} after it was itself "
+          f"evicted and admitted again")
     arrived, finished = len(measured.events.arrivals), len(measured.events.finishes)
     print(f"  events: {arrived} arrivals, {finished} finishes -> {holders(after)} holders, "
           f"{len(after.workloads) - holders(after)} pending")

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from admission.engine.cycle import run_cycle
-from admission.engine.types import CycleResult, Snapshot
+from admission.engine.types import CycleResult, EvictionDecision, Snapshot
 from berth.bench import engine, steady
 from berth.cli.main import main
 from quota.core.workload import WorkloadState
@@ -90,6 +90,9 @@ def test_prints_the_states_each_engines_row_and_the_target_for_each_mix(
         assert f"cycle after {EVENTS} arrivals + {EVENTS} finishes <= 50 ms CPU: {cpu} ms; " \
                "the target is for the default shape and 100 events" in section
         assert "PASS" not in section and "MISS" not in section
+        again = step.repeats
+        assert (f"evicted again by a preemptor that had evicted them: {again.running} while "
+                f"it kept running, {again.readmitted} after it was itself evicted") in section
 
 
 def test_an_incremental_engine_is_timed_beside_the_full_recompute_with_its_own_digest(
@@ -112,3 +115,29 @@ def test_an_incremental_engine_is_timed_beside_the_full_recompute_with_its_own_d
     assert [name for name, _ in digests] == ["full recompute", "incremental"]
     assert digests[0][1] == digests[1][1]
     assert len(seen) == 3 and {(n, a, f) for n, a, f in seen if a == f == 3} == set(seen)
+
+
+def _cycle(*evictions: tuple[str, str]) -> CycleResult:
+    return CycleResult(now=NOW, evicted=tuple(
+        EvictionDecision(victim, preemptor, None, "cq") for victim, preemptor in evictions))
+
+
+@pytest.mark.parametrize(
+    ("cycles", "running", "readmitted"),
+    [
+        pytest.param([_cycle(("v", "p")), _cycle(("w", "p"))], 0, 0,
+                     id="one preemptor, two victims once each"),
+        pytest.param([_cycle(("v", "p")), _cycle(("v", "q"))], 0, 0,
+                     id="one victim, two preemptors"),
+        pytest.param([_cycle(("v", "p")), _cycle(), _cycle(("v", "p"))], 1, 0,
+                     id="the same victim again while its preemptor kept running"),
+        pytest.param([_cycle(("v", "p")), _cycle(("p", "r")), _cycle(("v", "p"))], 0, 1,
+                     id="again after the preemptor itself was evicted"),
+        pytest.param([_cycle(("v", "p")), _cycle(("p", "r")), _cycle(("v", "p")),
+                      _cycle(("v", "p"))], 1, 1,
+                     id="after it was readmitted, then again while it kept running"),
+    ],
+)
+def test_repeated_evictions_are_told_apart_by_whether_the_preemptor_kept_running(
+        cycles: list[CycleResult], running: int, readmitted: int) -> None:
+    assert steady.repeats(cycles) == steady.Repeats(running, readmitted)
