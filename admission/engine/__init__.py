@@ -17,8 +17,8 @@ In reading order:
   the smallest victim set and the proof that none exists.
 - ``hierarchy``: victims in a cohort tree, by hierarchical advantage (KEP-79).
 - ``reservations``: quota a workload needing preemption keeps when it found no victims.
-- ``vacated``: room a victim frees beyond its preemptor's need, kept from the
-  lower-priority work of its own queue for the rest of the cycle.
+- ``vacated``: room a victim frees beyond its preemptor's need, kept for the rest of the
+  cycle from the work it would take that room back from.
 - ``fairshare``: a ClusterQueue's dominant-resource share.
 - ``verdict``, ``reasons``, ``statuses``: how well a workload fits, its wait reasons as
   data, each waiting workload's verdict and position.

@@ -98,7 +98,7 @@ class _Cycle(VictimSearches, PendingQueues):
         # Quota kept for workloads needing preemption that found no victims, this cycle.
         self.reservations = Reservations(self.tree)
         # Room victims left this cycle, kept from lower-priority work of their queues.
-        self.vacated = VacatedRoom()
+        self.vacated = VacatedRoom(self.tree, self.queues)
         # blockAdmission: the admitted workload whose pods are not all Ready yet, if any;
         # while there is one, nothing is admitted (and, once one is, nothing more).
         policy = snapshot.pods_ready
@@ -192,10 +192,15 @@ class _Cycle(VictimSearches, PendingQueues):
                     continue
             head = mine[at]
             workload = head.workload
-            # Room its queue's higher-priority victims left stays theirs (``vacated``).
-            kept = self.vacated.keep(self.tree, name, workload.priority)
+            # Room victims left that they would take back from it stays theirs (``vacated``).
+            kept = self.vacated.keep(name, workload)
             shape_id = self.memo.shape(workload, head.key)
             outcome = self.memo.outcome(cq, workload, shape_id)
+            if outcome.borrows and outcome.mode is Mode.FIT and self.vacated.by_queue:
+                more = self.vacated.keep_borrowed(name, workload)
+                if more:
+                    kept += more
+                    outcome = self.memo.outcome(cq, workload, shape_id)
             # A borrower waits for the non-borrowing heads of its cohort; one that does
             # not fit in a settled pool is decided at once: waiting cannot help it. Nor
             # can it help a head no node can hold, and waiting would hold back its queue.
@@ -205,7 +210,7 @@ class _Cycle(VictimSearches, PendingQueues):
                                     fair_sharing=self.snapshot.fair_sharing,
                                     memory=self.search.memory.get(cq.name))
                 if actual > key:
-                    self.vacated.give_back(self.tree, name, kept)
+                    self.vacated.give_back(kept)
                     push(heap, (actual, _REQUEUED, name))
                     continue
             # Once a head fails, its queue's room is short: the quick filter starts paying.
@@ -214,7 +219,7 @@ class _Cycle(VictimSearches, PendingQueues):
             else:
                 short.add(name)
             blocking = self._decide(cq, workload, outcome, shape_id)
-            self.vacated.give_back(self.tree, name, kept)
+            self.vacated.give_back(kept)
             if self.reservations.unscheduled(name):
                 push(heap, (reservation_key(self.tree, cq, workload, outcome), _RESERVE, name))
             at = index[name] = at + 1

@@ -46,9 +46,9 @@ class WaitReasons:
         self.capacity = capacity
         # (pool root, slot, pool version) -> the top holders of the slot
         self.holder_cache: dict[tuple[str, FlavorResource, int], list[str]] = {}
-        # (queue, shape, final pool version, the vacated room kept from it) -> the reasons
-        # and hints of a parked workload
-        self.parked: dict[tuple[str, int, int, tuple[str, ...]],
+        # (queue, shape, final pool version, its priority where victims vacated room this
+        # cycle) -> the reasons and hints of a parked workload
+        self.parked: dict[tuple[str, int, int, tuple[int, ...]],
                           tuple[list[Reason], list[str]]] = {}
         self.reason_memo: dict[object, Reason] = {}
         self.hint_memo: dict[object, list[str]] = {}
@@ -71,8 +71,8 @@ class WaitReasons:
         """The reasons and hints of a workload parked in queue ``name``, in the final state."""
         cq = self.queues[name]
         shape_id = self.memo.shape(workload, key)
-        kept = (tuple(v.key for v in self.vacated.above(name, workload.priority))
-                if self.vacated.by_queue else ())
+        # Room victims vacated is kept by priority: then equal shapes may differ.
+        kept = (workload.priority,) if self.vacated.by_queue else ()
         state = (cq.name, shape_id, self.tree.version(cq.name), kept)
         parked = self.parked.get(state)
         if parked is None:
@@ -84,7 +84,7 @@ class WaitReasons:
             if found.mode is Mode.FIT:
                 # It fits once the cycle's reservations are given back: one held it back.
                 held = self.reservations.holding(cq.name, workload, found.usage)
-                vacated = (self.vacated.holding(name, workload.priority, found.usage)
+                vacated = (self.vacated.holding(name, workload, found.usage)
                            if kept else None)
                 if too_big:
                     parked = ([too_big], [])
@@ -94,7 +94,8 @@ class WaitReasons:
                         preempting=held.preempting)], [])
                 elif vacated is not None:
                     parked = ([reasons.reserved_by_higher_priority(
-                        cq.name, vacated.key, cq.name, vacated.priority, requeued=True)], [])
+                        cq.name, vacated.victim.key, vacated.cluster_queue,
+                        vacated.victim.priority, requeued=True)], [])
                 else:
                     parked = self._room(workload, found.usage)
             else:

@@ -1,42 +1,57 @@
 """Room a preemption vacates (PURE): what the victims evicted in a cycle free beyond what
-their preemptor takes is not given, in that cycle, to lower-priority work of the victims'
-own ClusterQueues.
+their preemptor takes is not given, in that cycle, to work a victim would take it back from.
 
-A preempted workload queues again at once, and in the next cycle it comes before that work
-in its queue. Had the work taken its room, the victim would preempt it to get the room back:
-work admitted and evicted again a cycle later, at one instant, and the victim's own
-preemptor (when that one was evicted in turn) evicting the same workload twice. Kueue
-counts a victim's quota as used until the victim is gone, a cycle later, so there the
-victim is back first. Every other ClusterQueue of the pool may take the room: none of its
-work comes after the victim in a queue.
+A preempted workload queues again at once. In the next cycle it comes before the
+lower-priority work of its own ClusterQueue, and it may reclaim from the borrowers of other
+ClusterQueues its queue's ``reclaimWithinCohort`` allows. Had such work taken its room, the
+victim would evict it to get the room back: work admitted and evicted again a cycle later,
+at one instant (and, where the victim's own preemptor was evicted in between, the same
+preemptor evicting the same workload twice). Kueue counts a victim's quota as used until the
+victim is gone, a cycle later. So, for the rest of the cycle, the room is kept
+
+- from workloads of the victim's ClusterQueue of lower priority than the victim, and
+- from workloads of other ClusterQueues of its pool that would borrow to take it and that
+  the victim's queue may reclaim from;
+
+every other workload (higher priority in the victim's queue, within nominal quota in
+another) takes it at once. The cycle holds the room in the quota tree only while it decides
+such a workload (``keep``, ``give_back``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import NamedTuple
 
+from admission.engine.preemption import reclaim_allows
+from quota.core.model import ClusterQueue
 from quota.core.tree import FlavorResource, QuotaTree
 from quota.core.workload import Workload
 
 Usage = Mapping[FlavorResource, int]
 
 
-class Vacated(NamedTuple):
+class Vacated:
     """Room one victim evicted in this cycle left and its preemptor did not take."""
 
-    key: str  # the victim's (namespace/name)
-    priority: int
-    usage: dict[FlavorResource, int]
+    __slots__ = ("cluster_queue", "usage", "victim")
+
+    def __init__(self, victim: Workload, cluster_queue: str,
+                 usage: dict[FlavorResource, int]) -> None:
+        self.victim = victim
+        self.cluster_queue = cluster_queue
+        self.usage = usage
 
 
 class VacatedRoom:
-    """The room victims vacated in this cycle, per ClusterQueue they were evicted from."""
+    """The room victims vacated in this cycle, by ClusterQueue and by pool."""
 
-    __slots__ = ("by_queue",)
+    __slots__ = ("by_pool", "by_queue", "queues", "tree")
 
-    def __init__(self) -> None:
+    def __init__(self, tree: QuotaTree, queues: Mapping[str, ClusterQueue]) -> None:
+        self.tree = tree
+        self.queues = queues
         self.by_queue: dict[str, list[Vacated]] = {}
+        self.by_pool: dict[str, list[Vacated]] = {}
 
     def record(self, freed: Iterable[tuple[str, Workload, Usage]], taken: Usage) -> None:
         """Victims ``freed`` (ClusterQueue, workload, the usage it gave back), evicted for a
@@ -52,32 +67,48 @@ class VacatedRoom:
                 if amount > took:
                     left[fr] = amount - took
             if left:
-                self.by_queue.setdefault(cq, []).append(Vacated(victim.key, victim.priority, left))
+                vacated = Vacated(victim, cq, left)
+                self.by_queue.setdefault(cq, []).append(vacated)
+                self.by_pool.setdefault(self.tree.root(cq), []).append(vacated)
 
-    def above(self, cq: str, priority: int) -> list[Vacated]:
-        """The room vacated in ``cq`` by victims of higher priority than ``priority``: kept
-        from a workload of that priority."""
-        found = self.by_queue.get(cq)
-        if not found:
-            return []
-        return [vacated for vacated in found if vacated.priority > priority]
+    def _own(self, cq: str, workload: Workload) -> list[Vacated]:
+        """The room victims of higher priority than ``workload`` left in its queue."""
+        return [v for v in self.by_queue.get(cq, ()) if v.victim.priority > workload.priority]
 
-    def keep(self, tree: QuotaTree, cq: str, priority: int) -> list[Vacated]:
-        """Hold the room ``above`` in ``tree`` while a workload of ``priority`` in ``cq`` is
-        decided; ``give_back`` after."""
-        kept = self.above(cq, priority) if self.by_queue else []
+    def _reclaimable(self, cq: str, workload: Workload) -> list[Vacated]:
+        """The room victims of other queues of its pool left whose queues may reclaim from
+        ``workload`` borrowing."""
+        return [v for v in self.by_pool.get(self.tree.root(cq), ())
+                if v.cluster_queue != cq and reclaim_allows(
+                    self.queues[v.cluster_queue].preemption.reclaim_within_cohort,
+                    v.victim, workload)]
+
+    def keep(self, cq: str, workload: Workload) -> list[Vacated]:
+        """Hold in the tree, while ``workload`` of ``cq`` is decided, the room its own
+        queue's victims of higher priority left; ``give_back`` after."""
+        return self._hold(self._own(cq, workload) if self.by_queue else [])
+
+    def keep_borrowed(self, cq: str, workload: Workload) -> list[Vacated]:
+        """Likewise, once ``workload`` is known to borrow with that room free, the room
+        other queues' victims left that may reclaim from it."""
+        return self._hold(self._reclaimable(cq, workload) if self.by_queue else [])
+
+    def _hold(self, kept: list[Vacated]) -> list[Vacated]:
         for vacated in kept:
-            tree.add(cq, vacated.usage)
+            self.tree.add(vacated.cluster_queue, vacated.usage)
         return kept
 
-    @staticmethod
-    def give_back(tree: QuotaTree, cq: str, kept: list[Vacated]) -> None:
+    def give_back(self, kept: list[Vacated]) -> None:
         for vacated in kept:
-            tree.remove(cq, vacated.usage)
+            self.tree.remove(vacated.cluster_queue, vacated.usage)
 
-    def holding(self, cq: str, priority: int, usage: Usage) -> Vacated | None:
-        """The first such room of a slot ``usage`` takes."""
-        for vacated in self.above(cq, priority):
-            if any(fr in usage for fr in vacated.usage):
+    def holding(self, cq: str, workload: Workload, usage: Usage) -> Vacated | None:
+        """The first room kept from ``workload`` (its own queue's, then another's) of a slot
+        ``usage`` takes, whose victim has the higher priority: it waits for that one."""
+        if not self.by_queue:
+            return None
+        for vacated in (*self._own(cq, workload), *self._reclaimable(cq, workload)):
+            if vacated.victim.priority > workload.priority and any(
+                    fr in usage for fr in vacated.usage):
                 return vacated
         return None

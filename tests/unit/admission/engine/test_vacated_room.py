@@ -1,14 +1,15 @@
-"""Room a preemption vacates: what a victim frees beyond its preemptor's need is not given,
-in the same cycle, to lower-priority work of the victim's own ClusterQueue.
+"""Room a preemption vacates: what a victim frees beyond its preemptor's need is kept, in
+the same cycle, from the work it would take that room back from in the next: lower-priority
+work of its own ClusterQueue, and borrowers of other ClusterQueues its queue may reclaim
+from.
 
-The victim queues again at once and comes first in its queue in the next cycle; work that
-took its room would be preempted by it there. Found by the engine bench's steady state: a
-preemptor evicted a workload, was itself reclaimed, the workload took its room in that
-cycle, and the preemptor evicted it again in the next.
+Found by the engine bench's steady state: a preemptor evicted a workload, was itself
+reclaimed, the workload took its room in that cycle, and the preemptor evicted it again in
+the next; and borrowers took a reclaimed victim's room and were reclaimed by it a cycle
+later, round after round.
 
-Pool ``all``: ClusterQueues a and b with 2 GPUs each, c with none (it borrows). ``a/p``
-(priority 5) runs on 4 GPUs, borrowing b's two; ``b/r`` (1 GPU) reclaims them: p is
-evicted, r takes 1 GPU, and 3 are left over.
+Pool ``all``: ClusterQueues a and b with 2 GPUs each, c with none (it borrows). ``a/p`` (priority 5) runs on 4 GPUs, borrowing b's two; ``b/r``
+(1 GPU) reclaims them: p is evicted, r takes 1 GPU, and 3 are left over.
 """
 
 from __future__ import annotations
@@ -32,51 +33,77 @@ from quota.core.reasons import WaitReason
 from quota.core.workload import Workload
 
 RECLAIM = Preemption(WithinClusterQueue.LOWER_PRIORITY, ReclaimWithinCohort.ANY)
-POOL = [cq("a", {"default": {GPU: 2}}, cohort="all", preemption=RECLAIM),
-        cq("b", {"default": {GPU: 2}}, cohort="all", preemption=RECLAIM),
-        cq("c", {"default": {GPU: 0}}, cohort="all", preemption=RECLAIM)]
 VICTIM = admitted(wl("p", {GPU: 4}, ns="a", priority=5), "a")
 RECLAIMER = wl("r", {GPU: 1}, ns="b", created=1)
 
 
-def cycle(*later: Workload, preemptor: Workload = RECLAIMER) -> CycleResult:
-    return run_cycle(snapshot(*POOL, VICTIM, preemptor, *later), T0)
+def pool(victims_reclaim: ReclaimWithinCohort = ReclaimWithinCohort.ANY) -> list[object]:
+    """The pool above; ``victims_reclaim``: a's ``reclaimWithinCohort``."""
+    return [cq("a", {"default": {GPU: 2}}, cohort="all",
+               preemption=Preemption(WithinClusterQueue.LOWER_PRIORITY, victims_reclaim)),
+            cq("b", {"default": {GPU: 2}}, cohort="all", preemption=RECLAIM),
+            cq("c", {"default": {GPU: 0}}, cohort="all", preemption=RECLAIM)]
+
+
+def cycle(*later: Workload, preemptor: Workload = RECLAIMER,
+          victims_reclaim: ReclaimWithinCohort = ReclaimWithinCohort.ANY) -> CycleResult:
+    return run_cycle(snapshot(*pool(victims_reclaim), VICTIM, preemptor, *later), T0)
+
+
+ANY, LOWER, NEVER = (ReclaimWithinCohort.ANY, ReclaimWithinCohort.LOWER_PRIORITY,
+                     ReclaimWithinCohort.NEVER)
 
 
 @pytest.mark.parametrize(
-    ("later", "admitted_too"),
+    ("later", "victims_reclaim", "admitted_too"),
     [
-        pytest.param(wl("v", {GPU: 2}, ns="a", priority=0, created=2), False,
+        pytest.param(wl("v", {GPU: 2}, ns="a", priority=0, created=2), ANY, False,
                      id="lower-priority work of the victim's queue waits for the next cycle"),
-        pytest.param(wl("v", {GPU: 2}, ns="a", priority=9, created=2), True,
+        pytest.param(wl("v", {GPU: 2}, ns="a", priority=9, created=2), ANY, True,
                      id="work of higher priority than the victim takes the room at once"),
-        pytest.param(wl("v", {GPU: 2}, ns="c", priority=0, created=2), True,
-                     id="work of another ClusterQueue takes the room at once"),
-        pytest.param(wl("v", {GPU: 4}, ns="c", priority=0, created=2), False,
+        pytest.param(wl("v", {GPU: 2}, ns="c", priority=0, created=2), ANY, False,
+                     id="a borrower the victim's queue may reclaim from waits"),
+        pytest.param(wl("v", {GPU: 1}, ns="b", priority=0, created=2), ANY, True,
+                     id="work of another queue within its nominal quota takes it at once"),
+        pytest.param(wl("v", {GPU: 2}, ns="c", priority=9, created=2), LOWER, True,
+                     id="a borrower of higher priority than a LowerPriority reclaimer "
+                        "takes it"),
+        pytest.param(wl("v", {GPU: 2}, ns="c", priority=0, created=2), LOWER, False,
+                     id="a borrower of lower priority than a LowerPriority reclaimer waits"),
+        pytest.param(wl("v", {GPU: 2}, ns="c", priority=0, created=2), NEVER, True,
+                     id="a borrower takes it where the victim's queue never reclaims"),
+        pytest.param(wl("v", {GPU: 4}, ns="c", priority=0, created=2), NEVER, False,
                      id="the room the preemptor took is not left over"),
     ],
 )
-def test_a_victims_room_goes_first_to_work_it_does_not_come_before(
-        later: Workload, admitted_too: bool) -> None:
-    result = cycle(later)
+def test_a_victims_room_goes_first_to_work_it_would_not_take_it_back_from(
+        later: Workload, victims_reclaim: ReclaimWithinCohort, admitted_too: bool) -> None:
+    result = cycle(later, victims_reclaim=victims_reclaim)
     assert [(e.key, e.preemptor) for e in result.evicted] == [("a/p", "b/r")]
     admitted_keys = {d.key for d in result.admitted}
     assert admitted_keys == ({"b/r", later.key} if admitted_too else {"b/r"})
 
 
-def test_the_work_kept_out_is_told_which_victim_the_room_waits_for() -> None:
-    result = cycle(wl("v", {GPU: 2}, ns="a", priority=0, created=2))
-    reason = result.pending["a/v"].reason
+@pytest.mark.parametrize("queue", ["a", "c"], ids=["its own queue's", "a borrower's"])
+def test_the_work_kept_out_is_told_which_victim_the_room_waits_for(queue: str) -> None:
+    later = wl("v", {GPU: 2}, ns=queue, priority=0, created=2)
+    result = cycle(later)
+    reason = result.pending[later.key].reason
     assert reason.code is WaitReason.RESERVED_BY_HIGHER_PRIORITY
     assert reason.details == {"reservedFor": "a/p", "priority": 5}
     assert "preempted in this cycle" in reason.message
-    # In the next cycle the victim comes first in its queue; on 3 free GPUs it no longer
-    # fits (it needs 4, and nothing of lower priority runs), so v takes the room.
-    again = run_cycle(apply(snapshot(*POOL, VICTIM, RECLAIMER,
-                                     wl("v", {GPU: 2}, ns="a", priority=0, created=2)),
-                            result), T0)
+    # In the next cycle the victim comes first; on 3 free GPUs it no longer fits (it
+    # needs 4, and nothing it may evict runs), so v takes the room.
+    again = run_cycle(apply(snapshot(*pool(), VICTIM, RECLAIMER, later), result), T0)
     assert again.evicted == ()
-    assert [d.key for d in again.admitted] == ["a/v"]
+    assert [d.key for d in again.admitted] == [later.key]
+
+
+def test_a_borrower_kept_out_by_a_victim_of_lower_priority_is_looked_at_again() -> None:
+    later = wl("v", {GPU: 2}, ns="c", priority=9, created=2)  # a reclaims from any priority
+    result = cycle(later)
+    assert later.key not in {d.key for d in result.admitted}
+    assert result.pending[later.key].reason.code is WaitReason.PENDING_EVALUATION
 
 
 def test_a_victim_of_its_own_queue_keeps_its_room_from_the_work_behind_it() -> None:
