@@ -41,7 +41,7 @@ from admission.engine.types import (
     EvictionDecision,
     Snapshot,
 )
-from admission.engine.vacated import VacatedRoom
+from admission.engine.vacated import Held, VacatedRoom
 from admission.engine.verdict import Outcome
 from admission.engine.workload import (
     Holdings,
@@ -192,15 +192,11 @@ class _Cycle(VictimSearches, PendingQueues):
                     continue
             head = mine[at]
             workload = head.workload
-            # Room victims left that they would take back from it stays theirs (``vacated``).
-            kept = self.vacated.keep(name, workload)
             shape_id = self.memo.shape(workload, head.key)
             outcome = self.memo.outcome(cq, workload, shape_id)
-            if outcome.borrows and outcome.mode is Mode.FIT and self.vacated.by_queue:
-                more = self.vacated.keep_borrowed(name, workload)
-                if more:
-                    kept += more
-                    outcome = self.memo.outcome(cq, workload, shape_id)
+            kept = self._keep_vacated(cq, workload, shape_id, outcome)
+            if kept:
+                outcome = self.memo.outcome(cq, workload, shape_id)
             # A borrower waits for the non-borrowing heads of its cohort; one that does
             # not fit in a settled pool is decided at once: waiting cannot help it. Nor
             # can it help a head no node can hold, and waiting would hold back its queue.
@@ -231,6 +227,19 @@ class _Cycle(VictimSearches, PendingQueues):
                 push(heap, (optimistic(mine[at]), _HEAD, name))
         # Reasons are written against the state the workloads wait in: without reservations.
         self.reservations.release()
+
+    def _keep_vacated(self, cq: ClusterQueue, workload: Workload, shape_id: int,
+                      outcome: Outcome) -> Held:
+        """Hold the room victims left that they would take back from ``workload``, while it
+        is decided (``vacated``), where it could take that room: it fits as things are."""
+        if outcome.mode is not Mode.FIT or not self.vacated.in_pool(cq.name):
+            return []
+        kept = self.vacated.keep(cq.name, workload)
+        if kept:
+            outcome = self.memo.outcome(cq, workload, shape_id)
+        if outcome.mode is Mode.FIT and outcome.borrows:
+            kept = kept + self.vacated.keep_borrowed(cq.name, workload)
+        return kept
 
     def _settled(self, cq: ClusterQueue) -> bool:
         """Whether the quick filter may park workloads of ``cq`` unevaluated: a

@@ -72,7 +72,7 @@ class WaitReasons:
         cq = self.queues[name]
         shape_id = self.memo.shape(workload, key)
         # Room victims vacated is kept by priority: then equal shapes may differ.
-        kept = (workload.priority,) if self.vacated.by_queue else ()
+        kept = (workload.priority,) if self.vacated.in_pool(name) else ()
         state = (cq.name, shape_id, self.tree.version(cq.name), kept)
         parked = self.parked.get(state)
         if parked is None:

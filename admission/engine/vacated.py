@@ -24,10 +24,11 @@ from collections.abc import Iterable, Mapping
 
 from admission.engine.preemption import reclaim_allows
 from quota.core.model import ClusterQueue
-from quota.core.tree import FlavorResource, QuotaTree
+from quota.core.tree import FlavorResource, QuotaTree, TreeMark
 from quota.core.workload import Workload
 
 Usage = Mapping[FlavorResource, int]
+Held = list[tuple[str, dict[FlavorResource, int]]]  # (ClusterQueue, usage) held in the tree
 
 
 class Vacated:
@@ -45,13 +46,21 @@ class Vacated:
 class VacatedRoom:
     """The room victims vacated in this cycle, by ClusterQueue and by pool."""
 
-    __slots__ = ("by_pool", "by_queue", "queues", "tree")
+    __slots__ = ("by_pool", "by_queue", "held", "mark", "queues", "sums", "tree")
 
     def __init__(self, tree: QuotaTree, queues: Mapping[str, ClusterQueue]) -> None:
         self.tree = tree
         self.queues = queues
         self.by_queue: dict[str, list[Vacated]] = {}
         self.by_pool: dict[str, list[Vacated]] = {}
+        # While room is held: the pool's versions before, and its version once held. A
+        # decision that changed nothing gets the versions back with the room, so the
+        # caches of that state stay valid (most decisions while room is held are failures).
+        self.mark: TreeMark | None = None
+        self.held = 0
+        # (other queues', queue, priority) -> the room kept, summed per ClusterQueue: heads of
+        # one queue and priority repeat, and one addition per queue is cheaper than per victim
+        self.sums: dict[tuple[bool, str, int], Held] = {}
 
     def record(self, freed: Iterable[tuple[str, Workload, Usage]], taken: Usage) -> None:
         """Victims ``freed`` (ClusterQueue, workload, the usage it gave back), evicted for a
@@ -68,6 +77,7 @@ class VacatedRoom:
                     left[fr] = amount - took
             if left:
                 vacated = Vacated(victim, cq, left)
+                self.sums.clear()
                 self.by_queue.setdefault(cq, []).append(vacated)
                 self.by_pool.setdefault(self.tree.root(cq), []).append(vacated)
 
@@ -83,24 +93,51 @@ class VacatedRoom:
                     self.queues[v.cluster_queue].preemption.reclaim_within_cohort,
                     v.victim, workload)]
 
-    def keep(self, cq: str, workload: Workload) -> list[Vacated]:
+    def keep(self, cq: str, workload: Workload) -> Held:
         """Hold in the tree, while ``workload`` of ``cq`` is decided, the room its own
         queue's victims of higher priority left; ``give_back`` after."""
-        return self._hold(self._own(cq, workload) if self.by_queue else [])
+        return self._hold(False, cq, workload) if self.by_queue else []
 
-    def keep_borrowed(self, cq: str, workload: Workload) -> list[Vacated]:
+    def keep_borrowed(self, cq: str, workload: Workload) -> Held:
         """Likewise, once ``workload`` is known to borrow with that room free, the room
         other queues' victims left that may reclaim from it."""
-        return self._hold(self._reclaimable(cq, workload) if self.by_queue else [])
+        return self._hold(True, cq, workload) if self.by_queue else []
 
-    def _hold(self, kept: list[Vacated]) -> list[Vacated]:
-        for vacated in kept:
-            self.tree.add(vacated.cluster_queue, vacated.usage)
-        return kept
+    def _hold(self, others: bool, cq: str, workload: Workload) -> Held:
+        key = (others, cq, workload.priority)
+        held = self.sums.get(key)
+        if held is None:
+            per: dict[str, dict[FlavorResource, int]] = {}
+            for vacated in (self._reclaimable if others else self._own)(cq, workload):
+                into = per.setdefault(vacated.cluster_queue, {})
+                for fr, amount in vacated.usage.items():
+                    into[fr] = into.get(fr, 0) + amount
+            held = self.sums[key] = list(per.items())
+        if not held:
+            return held
+        tree = self.tree  # every queue held is of cq's pool
+        if self.mark is None:
+            self.mark = tree.mark(cq)
+        for queue, usage in held:
+            tree.add(queue, usage)
+        self.held = tree.version(cq)
+        return held
 
-    def give_back(self, kept: list[Vacated]) -> None:
-        for vacated in kept:
-            self.tree.remove(vacated.cluster_queue, vacated.usage)
+    def give_back(self, held: Held) -> None:
+        """Take the room ``keep`` held out of the tree again."""
+        if not held:
+            return
+        tree, mark = self.tree, self.mark
+        unchanged = tree.version(held[0][0]) == self.held
+        for queue, usage in held:
+            tree.remove(queue, usage)
+        if unchanged and mark is not None:
+            tree.restore(mark)
+        self.mark = None
+
+    def in_pool(self, cq: str) -> bool:
+        """Whether any victim of ``cq``'s pool left room this cycle."""
+        return bool(self.by_pool) and self.tree.root(cq) in self.by_pool
 
     def holding(self, cq: str, workload: Workload, usage: Usage) -> Vacated | None:
         """The first room kept from ``workload`` (its own queue's, then another's) of a slot
