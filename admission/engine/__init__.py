@@ -17,8 +17,6 @@ In reading order:
   the smallest victim set and the proof that none exists.
 - ``hierarchy``: victims in a cohort tree, by hierarchical advantage (KEP-79).
 - ``reservations``: quota a workload needing preemption keeps when it found no victims.
-- ``vacated``: room a victim frees beyond its preemptor's need, kept for the rest of the
-  cycle from the work it would take that room back from.
 - ``fairshare``: a ClusterQueue's dominant-resource share.
 - ``verdict``, ``reasons``, ``statuses``: how well a workload fits, its wait reasons as
   data, each waiting workload's verdict and position.
@@ -27,8 +25,6 @@ In reading order:
   short; the reasons it writes for those left waiting; its victim searches.
 - ``cycle_holders``: the cycle's first step: drain stopped queues and deactivations, settle
   reservations whose admission checks answered.
-- ``cycle_pending``: how the cycle queues its pending workloads, or holds them with what
-  keeps them out before any quota is measured.
 - ``cohort_order``: the order of queue heads across a cohort tree.
 - ``cycle``: one admission cycle, written as named steps.
 - ``node_faults``: which admitted workloads a node fault evicts.

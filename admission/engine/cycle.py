@@ -18,12 +18,13 @@ from admission.engine.candidates import FailedSearches, MinRuntimes
 from admission.engine.capacity import Capacity, demands
 from admission.engine.checks import (
     inactive_queues,
+    queue_reasons,
+    static_reasons,
 )
 from admission.engine.cohort_order import CohortKey, cohort_key, optimistic, reservation_key
 from admission.engine.collector import collector_paused
 from admission.engine.cycle_holders import sweep_holders
 from admission.engine.cycle_memo import CycleMemo
-from admission.engine.cycle_pending import PendingQueues
 from admission.engine.cycle_reasons import WaitReasons
 from admission.engine.cycle_victims import VictimSearches
 from admission.engine.fairshare import memory_offsets
@@ -31,7 +32,7 @@ from admission.engine.flavors import Assigner, Mode, Plan, flexible, partial_pla
 from admission.engine.fungible import walk_outcome
 from admission.engine.pods_ready import unready_holder
 from admission.engine.preemption import Search, Victim
-from admission.engine.queues import Entry
+from admission.engine.queues import Entry, entry
 from admission.engine.quick_filter import QuickFilter
 from admission.engine.reservations import Reservations
 from admission.engine.statuses import PendingStatuses, Waiting
@@ -41,7 +42,6 @@ from admission.engine.types import (
     EvictionDecision,
     Snapshot,
 )
-from admission.engine.vacated import Held, VacatedRoom
 from admission.engine.verdict import Outcome
 from admission.engine.workload import (
     Holdings,
@@ -49,8 +49,11 @@ from admission.engine.workload import (
     grace_ends,
     held_usage,
     holds_quota,
+    is_pending,
+    request_problem,
 )
 from quota.core.model import ClusterQueue, QueueingStrategy
+from quota.core.reasons import WaitReason
 from quota.core.tree import FlavorResource, QuotaTree
 from quota.core.workload import Admission, Workload, WorkloadState
 
@@ -58,6 +61,8 @@ Usage = Mapping[FlavorResource, int]
 # Heap entries: a queue's head, a borrowing head put back, where a reservation is made.
 _HEAD, _REQUEUED, _RESERVE = 0, 1, 2
 
+# Reasons worth adding to a workload that is held back anyway: they will not go away alone.
+_PERMANENT = frozenset({WaitReason.NO_MATCHING_FLAVOR, WaitReason.EXCEEDS_MAX_QUOTA})
 
 
 def run_cycle(snapshot: Snapshot, now: datetime) -> CycleResult:
@@ -66,7 +71,7 @@ def run_cycle(snapshot: Snapshot, now: datetime) -> CycleResult:
         return _Cycle(snapshot, now).run()
 
 
-class _Cycle(VictimSearches, PendingQueues):
+class _Cycle(VictimSearches):
     def __init__(self, snapshot: Snapshot, now: datetime) -> None:
         self.snapshot = snapshot
         self.now = now
@@ -97,15 +102,13 @@ class _Cycle(VictimSearches, PendingQueues):
         self.no_partial = FailedSearches(self.tree, timestamp)
         # Quota kept for workloads needing preemption that found no victims, this cycle.
         self.reservations = Reservations(self.tree)
-        # Room victims left this cycle, kept from lower-priority work of their queues.
-        self.vacated = VacatedRoom(self.tree, self.queues)
         # blockAdmission: the admitted workload whose pods are not all Ready yet, if any;
         # while there is one, nothing is admitted (and, once one is, nothing more).
         policy = snapshot.pods_ready
         self.blocking_ready = policy.enable and policy.block_admission
         self.unready = unready_holder(snapshot.workloads) if self.blocking_ready else None
         self.why = WaitReasons(self.queues, self.tree, self.holdings, self.memo,
-                               self.assigner, self.capacity, self.reservations, self.vacated)
+                               self.assigner, self.capacity, self.reservations)
         self.search = Search(self.tree, self.queues, self.holdings, self.protected,
                              snapshot.fair_sharing, now=now,
                              strategies=snapshot.fair_strategies,
@@ -158,6 +161,71 @@ class _Cycle(VictimSearches, PendingQueues):
             out[root] = out.get(root, 0) + 1
         return out
 
+    def _classify(self) -> dict[str, list[Entry]]:
+        """Split pending workloads into per-queue lists; record what holds the rest back."""
+        queued: dict[str, list[Entry]] = {}
+        # What a LocalQueue says of every workload sent through it: (ClusterQueue, clear).
+        routes: dict[tuple[str, str], tuple[str | None, bool]] = {}
+        classes = self.snapshot.priority_classes
+        pending = WorkloadState.PENDING
+        timestamp = self.snapshot.pods_ready.timestamp
+        kept = self.snapshot.entries  # entries kept across cycles, when the loop has them
+        if kept is not None:
+            kept.prune(self.snapshot.workloads)
+        make = entry if kept is None else kept.entry
+        for key, workload in self.snapshot.workloads.items():
+            if workload.state is not pending:
+                if is_pending(workload):
+                    self._hold(key, workload)
+                continue
+            lq = (workload.namespace, workload.queue_name)
+            route = routes.get(lq)
+            if route is None:
+                cq_name, held = queue_reasons(self.snapshot, *lq, self.inactive)
+                route = routes[lq] = (cq_name, not held and cq_name is not None)
+            target, clear = route
+            pc = workload.priority_class
+            if clear and workload.requeue_at is not None:  # an admission check's Retry
+                backoff = check_states.backing_off(workload, self.now)
+                if backoff is not None:
+                    self.waiting[key] = Waiting(target, [backoff])
+                    continue
+            if not clear or not workload.active or (pc is not None and pc not in classes):
+                self._hold(key, workload)
+                continue
+            found = make(key, workload, timestamp)
+            if found is None:  # an invalid request
+                self._hold(key, workload)
+                continue
+            assert target is not None  # clear: the LocalQueue names a ClusterQueue
+            until = workload.requeue_at
+            if until is not None and until > self.now:  # backing off after PodsReadyTimeout
+                self.waiting[key] = Waiting(
+                    target, [reasons.pods_ready_backoff(until, workload.requeue_count)])
+                continue
+            queued.setdefault(target, []).append(found)
+        for entries in queued.values():
+            entries.sort()
+        used = self.snapshot.queue_usage
+        if used is not None:  # admission fair sharing: the least used LocalQueue first
+            for name, entries in queued.items():
+                if self.queues[name].usage_based_admission:
+                    entries.sort(key=lambda e: used.get(
+                        f"{e.workload.namespace}/{e.workload.queue_name}", 0.0))  # stable
+        return queued
+
+    def _hold(self, key: str, workload: Workload) -> None:
+        """Record what holds a pending workload back before any quota is measured."""
+        cq_name, held = static_reasons(self.snapshot, workload, self.inactive)
+        if (cq_name is not None and cq_name in self.queues
+                and cq_name not in self.inactive and request_problem(workload) is None):
+            cq = self.queues[cq_name]
+            plan = self.assigner.assign(cq, workload)
+            held += [r for r in self.why.plan_reasons(plan) if r.code in _PERMANENT]
+            too_big = self.why.oversized(cq, workload, self.memo.shape(workload, key))
+            held += [too_big] if too_big else []
+        self.waiting[key] = Waiting(cq_name, held)
+
     # --- admission -----------------------------------------------------------------------
 
     def _admit(self, queued: dict[str, list[Entry]]) -> None:
@@ -194,9 +262,6 @@ class _Cycle(VictimSearches, PendingQueues):
             workload = head.workload
             shape_id = self.memo.shape(workload, head.key)
             outcome = self.memo.outcome(cq, workload, shape_id)
-            kept = self._keep_vacated(cq, workload, shape_id, outcome)
-            if kept:
-                outcome = self.memo.outcome(cq, workload, shape_id)
             # A borrower waits for the non-borrowing heads of its cohort; one that does
             # not fit in a settled pool is decided at once: waiting cannot help it. Nor
             # can it help a head no node can hold, and waiting would hold back its queue.
@@ -206,7 +271,6 @@ class _Cycle(VictimSearches, PendingQueues):
                                     fair_sharing=self.snapshot.fair_sharing,
                                     memory=self.search.memory.get(cq.name))
                 if actual > key:
-                    self.vacated.give_back(kept)
                     push(heap, (actual, _REQUEUED, name))
                     continue
             # Once a head fails, its queue's room is short: the quick filter starts paying.
@@ -215,7 +279,6 @@ class _Cycle(VictimSearches, PendingQueues):
             else:
                 short.add(name)
             blocking = self._decide(cq, workload, outcome, shape_id)
-            self.vacated.give_back(kept)
             if self.reservations.unscheduled(name):
                 push(heap, (reservation_key(self.tree, cq, workload, outcome), _RESERVE, name))
             at = index[name] = at + 1
@@ -227,19 +290,6 @@ class _Cycle(VictimSearches, PendingQueues):
                 push(heap, (optimistic(mine[at]), _HEAD, name))
         # Reasons are written against the state the workloads wait in: without reservations.
         self.reservations.release()
-
-    def _keep_vacated(self, cq: ClusterQueue, workload: Workload, shape_id: int,
-                      outcome: Outcome) -> Held:
-        """Hold the room victims left that they would take back from ``workload``, while it
-        is decided (``vacated``), where it could take that room: it fits as things are."""
-        if outcome.mode is not Mode.FIT or not self.vacated.in_pool(cq.name):
-            return []
-        kept = self.vacated.keep(cq.name, workload)
-        if kept:
-            outcome = self.memo.outcome(cq, workload, shape_id)
-        if outcome.mode is Mode.FIT and outcome.borrows:
-            kept = kept + self.vacated.keep_borrowed(cq.name, workload)
-        return kept
 
     def _settled(self, cq: ClusterQueue) -> bool:
         """Whether the quick filter may park workloads of ``cq`` unevaluated: a
@@ -383,7 +433,6 @@ class _Cycle(VictimSearches, PendingQueues):
         # minutes early. They are spoken for meanwhile.
         defer = any(v.evicting or checkpoint_grace(v.workload) is not None for v in victims)
         deferred: list[str] = []
-        freed: list[tuple[str, Workload, Usage]] = []  # the victims gone now, and their usage
         for victim in victims:
             key = victim.workload.key
             # Every victim is now evicted or waited for: protected from later searches.
@@ -402,7 +451,6 @@ class _Cycle(VictimSearches, PendingQueues):
             )
             grace = checkpoint_grace(victim.workload)
             if grace is None:
-                freed.append((victim.cluster_queue, victim.workload, self.holdings.usage[key]))
                 self.tree.remove(victim.cluster_queue, self.holdings.usage[key])
                 self.holdings.remove(key)
                 self._release(key)
@@ -421,13 +469,11 @@ class _Cycle(VictimSearches, PendingQueues):
             borrows = any(self.tree.usage(cq.name, fr) + amount > self.tree.nominal(cq.name, fr)
                           for fr, amount in walked.usage.items())
             self._admit_as(cq.name, workload, admission, walked.usage, borrows)
-            self.vacated.record(freed, walked.usage)
             return False
         if not waiting_on:
             plan = self.assigner.assign(cq, workload, counts)
             if plan.mode is Mode.FIT:
                 if self._grant(workload, plan):
-                    self.vacated.record(freed, plan.usage)
                     return False
                 self.waiting[workload.key] = self.why.no_room(cq, workload, plan)
                 return True

@@ -20,7 +20,6 @@ from admission.engine.node_limits import HoldsMemo, oversized
 from admission.engine.reservations import Reservations
 from admission.engine.statuses import Waiting
 from admission.engine.types import Reason
-from admission.engine.vacated import VacatedRoom
 from admission.engine.workload import Holdings
 from quota.core.model import ClusterQueue, ReclaimWithinCohort
 from quota.core.tree import FlavorResource, QuotaTree
@@ -34,11 +33,9 @@ class WaitReasons:
 
     def __init__(self, queues: Mapping[str, ClusterQueue], tree: QuotaTree,
                  holdings: Holdings, memo: CycleMemo, assigner: Assigner,
-                 capacity: Capacity | None, reservations: Reservations,
-                 vacated: VacatedRoom) -> None:
+                 capacity: Capacity | None, reservations: Reservations) -> None:
         self.queues = queues
         self.reservations = reservations
-        self.vacated = vacated
         self.tree = tree
         self.holdings = holdings
         self.memo = memo
@@ -46,10 +43,8 @@ class WaitReasons:
         self.capacity = capacity
         # (pool root, slot, pool version) -> the top holders of the slot
         self.holder_cache: dict[tuple[str, FlavorResource, int], list[str]] = {}
-        # (queue, shape, final pool version, its priority where victims vacated room this
-        # cycle) -> the reasons and hints of a parked workload
-        self.parked: dict[tuple[str, int, int, tuple[int, ...]],
-                          tuple[list[Reason], list[str]]] = {}
+        # (queue, shape, final pool version) -> the reasons and hints of a parked workload
+        self.parked: dict[tuple[str, int, int], tuple[list[Reason], list[str]]] = {}
         self.reason_memo: dict[object, Reason] = {}
         self.hint_memo: dict[object, list[str]] = {}
         # (queue, shape) -> ExceedsNodeCapacity, or None where some node can hold its pods
@@ -71,9 +66,7 @@ class WaitReasons:
         """The reasons and hints of a workload parked in queue ``name``, in the final state."""
         cq = self.queues[name]
         shape_id = self.memo.shape(workload, key)
-        # Room victims vacated is kept by priority: then equal shapes may differ.
-        kept = (workload.priority,) if self.vacated.in_pool(name) else ()
-        state = (cq.name, shape_id, self.tree.version(cq.name), kept)
+        state = (cq.name, shape_id, self.tree.version(cq.name))
         parked = self.parked.get(state)
         if parked is None:
             # From the verdict's numbers, not a Plan: tens of thousands of workloads wait
@@ -84,18 +77,12 @@ class WaitReasons:
             if found.mode is Mode.FIT:
                 # It fits once the cycle's reservations are given back: one held it back.
                 held = self.reservations.holding(cq.name, workload, found.usage)
-                vacated = (self.vacated.holding(name, workload, found.usage)
-                           if kept else None)
                 if too_big:
                     parked = ([too_big], [])
                 elif held is not None:
                     parked = ([reasons.reserved_by_higher_priority(
                         cq.name, held.holder, held.cluster_queue, held.priority,
                         preempting=held.preempting)], [])
-                elif vacated is not None:
-                    parked = ([reasons.reserved_by_higher_priority(
-                        cq.name, vacated.victim.key, vacated.cluster_queue,
-                        vacated.victim.priority, requeued=True)], [])
                 else:
                     parked = self._room(workload, found.usage)
             else:

@@ -153,13 +153,10 @@ def waiting_for_quota(
 
 
 def reserved_by_higher_priority(cq: str, holder: str, holder_cq: str, priority: int, *,
-                                preempting: bool = False, requeued: bool = False) -> Reason:
+                                preempting: bool = False) -> Reason:
     """``preempting``: the holder waits for the victims it chose to release their quota;
-    ``requeued``: the holder was preempted in this cycle and takes its room back in the
-    next;
     otherwise it needs preemption and found no victims yet."""
     why = ("waits for the workloads it preempted to release theirs" if preempting
-           else "was preempted in this cycle and takes its room back in the next" if requeued
            else "waits to preempt and found nothing to preempt yet")
     return Reason(
         WaitReason.RESERVED_BY_HIGHER_PRIORITY,
