@@ -431,13 +431,15 @@ class _Cycle(VictimSearches):
         # running until it can be admitted: evicted now, their room would sit idle, go to
         # other work in a later cycle and be taken back from it, and their work is lost
         # minutes early. They are spoken for meanwhile.
-        defer = any(v.evicting or checkpoint_grace(v.workload) is not None for v in victims)
+        graces = [checkpoint_grace(v.workload) for v in victims]
+        defer = any(v.evicting or grace is not None
+                    for v, grace in zip(victims, graces, strict=True))
         deferred: list[str] = []
-        for victim in victims:
+        for victim, grace in zip(victims, graces, strict=True):
             key = victim.workload.key
             # Every victim is now evicted or waited for: protected from later searches.
             self.open_holders[root] -= 1
-            if defer and not victim.evicting and checkpoint_grace(victim.workload) is None:
+            if defer and not victim.evicting and grace is None:
                 deferred.append(key)
                 continue
             if victim.evicting:
@@ -449,7 +451,6 @@ class _Cycle(VictimSearches):
             self.evicted.append(
                 EvictionDecision(key, workload.key, victim.cause, victim.cluster_queue)
             )
-            grace = checkpoint_grace(victim.workload)
             if grace is None:
                 self.tree.remove(victim.cluster_queue, self.holdings.usage[key])
                 self.holdings.remove(key)
@@ -466,8 +467,7 @@ class _Cycle(VictimSearches):
             # The flavors the victims were chosen for, not the verdict's first choice.
             admission = self.memo.verdict(cq, workload, shape_id).admission(
                 cq.name, workload, walked.picks)
-            borrows = any(self.tree.usage(cq.name, fr) + amount > self.tree.nominal(cq.name, fr)
-                          for fr, amount in walked.usage.items())
+            borrows = self.tree.borrows_for(cq.name, walked.usage)
             self._admit_as(cq.name, workload, admission, walked.usage, borrows)
             return False
         if not waiting_on:

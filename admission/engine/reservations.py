@@ -132,16 +132,14 @@ class Reservations:
 
     def keep(self, cq: ClusterQueue, workload: Workload, usage: Usage) -> None:
         """Reserve at once, for the rest of the pass, what ``workload`` takes once the
-        checkpointing victims it waits for are gone: the room its other victims freed, and
-        what was free, goes to no later workload of the cycle. Kueue adds a preemptor's
-        usage to the cycle's snapshot when it issues its preemptions; without this, work
-        behind it took that room and was evicted for it again in the next cycle, at the
-        same instant, until the grace ended."""
+        checkpointing victims it waits for are gone: the quota that is free now goes to no
+        later workload of the cycle (its plain victims keep running until then, holding
+        theirs). Kueue adds a preemptor's usage to the cycle's snapshot when it issues its
+        preemptions; without this, work behind it took that room and was evicted for it
+        again in the next cycle, at the same instant, until the grace ended."""
         name = cq.name
         tree = self.tree
-        borrows = any(tree.usage(name, fr) + amount > tree.nominal(name, fr)
-                      for fr, amount in usage.items())
-        kept = to_reserve(tree, name, usage, borrows=borrows)
+        kept = to_reserve(tree, name, usage, borrows=tree.borrows_for(name, usage))
         if kept:
             tree.add(name, kept)
             self.by_pool.setdefault(tree.root(name), []).append(

@@ -339,6 +339,12 @@ class QuotaTree:
         node = self._cohorts[name] if cohort else self._queues[name]
         return any(node.usage.get(fr, 0) > node.subtree.get(fr, 0) for fr in frs)
 
+    def borrows_for(self, cq: str, usage: Mapping[FlavorResource, int]) -> bool:
+        """Whether the ClusterQueue goes over its nominal quota in any slot once ``usage``
+        more is added to it (it borrows to take it)."""
+        return any(self.usage(cq, fr) + amount > self.nominal(cq, fr)
+                   for fr, amount in usage.items())
+
     def fits_in(self, name: str, requests: Mapping[FlavorResource, int], *,
                 cohort: bool) -> tuple[bool, dict[FlavorResource, int]]:
         """Whether ``requests`` more fit the node's subtree quota, and what is left of them

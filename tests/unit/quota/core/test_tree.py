@@ -287,3 +287,21 @@ def test_borrowing_sets_name_per_slot_the_queues_above_their_nominal_quota() -> 
     assert [set(names) for names in t.borrowing_sets("b", [FR, C])] == [{"a"}, set()]
     t.remove("a", {FR: 2 * M})  # back at its nominal quota: no longer borrowing
     assert [set(names) for names in t.borrowing_sets("b", [FR])] == [set()]
+
+
+@pytest.mark.parametrize(
+    ("used", "more", "borrows"),
+    [
+        pytest.param({FR: 3 * M}, {FR: 5 * M}, False, id="up to nominal exactly is not borrowing"),
+        pytest.param({FR: 3 * M}, {FR: 6 * M}, True, id="one unit over nominal borrows"),
+        pytest.param({}, {FR: 1 * M, C: 5 * M}, True,
+                     id="any slot over its nominal quota borrows"),
+        pytest.param({}, {}, False, id="nothing more borrows nothing"),
+    ],
+)
+def test_borrows_for_tells_whether_more_usage_takes_a_queue_over_nominal(
+        used: dict[tuple[str, str], int], more: dict[tuple[str, str], int], borrows: bool) -> None:
+    quota = tree([cq("a", {"default": {GPU: 8, CPU: 4}}, cohort="c"),
+                  cq("b", {"default": {GPU: 8, CPU: 8}}, cohort="c")])
+    quota.add("a", used)
+    assert quota.borrows_for("a", more) is borrows
