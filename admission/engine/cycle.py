@@ -140,6 +140,7 @@ class _Cycle(VictimSearches):
         self.waiting.update(settled.waiting)
         self.open_holders = self._open_holders()
         pending = self._classify()
+        outside = list(self.waiting)  # held back before the queues: in none of them
         self._admit(pending)
         return CycleResult(
             now=self.now,
@@ -147,7 +148,8 @@ class _Cycle(VictimSearches):
             evicted=tuple(self.evicted),
             pending=PendingStatuses(self.waiting, self.snapshot.workloads, self.queues,
                                     self.why.quota, self.snapshot.queue_usage,
-                                    timestamp=self.snapshot.pods_ready.timestamp),
+                                    timestamp=self.snapshot.pods_ready.timestamp,
+                                    queued=pending, outside=outside, shape=self.memo.shape),
         )
 
     # --- before admission ----------------------------------------------------------------

@@ -5,8 +5,9 @@ more than the decisions themselves (a dozen formatted quantities each). The cycl
 out a mapping whose ``PendingStatus`` values are built from the cycle's final quota state
 when the first one is read: a caller that needs only decisions (or only the keys, or the
 count) does not pay for the verdicts. The durable loop needs, per workload, only whether
-its primary code changed: ``code`` answers that without formatting any message, and
-``build`` makes the full statuses of the few it will write.
+its primary code changed: ``codes`` answers that for all of them in one pass, without
+formatting any message, and ``build`` makes the full statuses of the few it will write.
+Positions come from the cycle's own queues, already in order: nothing is sorted again.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from admission.engine import reasons
 from admission.engine.collector import collector_paused
+from admission.engine.queues import Entry
 from admission.engine.types import PendingStatus, Reason
 from quota.core.pods_ready import RequeuingTimestamp
 from quota.core.reasons import WaitReason
@@ -66,8 +69,9 @@ class Waiting:
 class PendingStatuses(Mapping[str, PendingStatus]):
     """Workload key -> ``PendingStatus``, built when the first one is read (keys sorted)."""
 
-    __slots__ = ("_built", "_keys", "_least", "_places", "_queues", "_quota", "_timestamp",
-                 "_used", "_waiting", "_workloads")
+    __slots__ = ("_built", "_codes", "_keys", "_least", "_outside", "_places", "_queued",
+                 "_queues", "_quota", "_shape", "_timestamp", "_used", "_waiting",
+                 "_workloads")
 
     def __init__(
         self,
@@ -78,13 +82,24 @@ class PendingStatuses(Mapping[str, PendingStatus]):
         queue_usage: Mapping[str, float] | None = None,
         *,
         timestamp: RequeuingTimestamp,
+        queued: Mapping[str, Sequence[Entry]],
+        outside: Sequence[str],
+        shape: Callable[[Workload, str], int],
     ) -> None:
+        """``queued``: the cycle's queues, each in its order (admission fair sharing's
+        included), as ``waiting``'s workloads were taken from them; ``outside``: the keys
+        ``waiting`` held before the queues were worked (held back, backing off: in none of
+        them). ``shape``: a workload's shape id (equal ids, equal quota reasons)."""
         self._timestamp = timestamp  # waitForPodsReady's: how requeued workloads order
         self._used = queue_usage  # admission fair sharing: LocalQueue usage orders first
         self._waiting = waiting
         self._workloads = workloads
         self._queues = queues
         self._quota = quota
+        self._queued = queued
+        self._outside = outside
+        self._shape = shape
+        self._codes: dict[str, WaitReason] | None = None
         self._keys = sorted(waiting)
         self._built: dict[str, PendingStatus] | None = None
         self._places: dict[str, int] | None = None
@@ -129,6 +144,28 @@ class PendingStatuses(Mapping[str, PendingStatus]):
             codes.append(WaitReason.BLOCKED_BY_QUEUE_HEAD)
         return min(codes, key=_precedence) if codes else _PENDING
 
+    def codes(self) -> Mapping[str, WaitReason]:
+        """Every waiting workload's primary code (``code``), in one pass: a workload
+        parked on quota alone has the code of its (queue, shape), looked up once per pair."""
+        if self._codes is None:
+            self._codes = self._all_codes()
+        return self._codes
+
+    def _all_codes(self) -> dict[str, WaitReason]:
+        out: dict[str, WaitReason] = {}
+        by_state: dict[tuple[str | None, int], WaitReason] = {}
+        code, shape, workloads = self.code, self._shape, self._workloads
+        for key, entry in self._waiting.items():
+            if entry.quota and entry.blocked_by is None and not entry.reasons:
+                state = (entry.cluster_queue, shape(workloads[key], key))
+                found = by_state.get(state)
+                if found is None:
+                    found = by_state[state] = code(key)
+                out[key] = found
+            else:
+                out[key] = code(key)
+        return out
+
     def build(self, keys: Iterable[str]) -> dict[str, PendingStatus]:
         """The statuses of ``keys`` only (equal to those ``self[key]`` gives)."""
         if self._built is not None:
@@ -152,11 +189,13 @@ class PendingStatuses(Mapping[str, PendingStatus]):
         return self._places
 
     def _positions(self) -> dict[str, int]:
-        by_queue: dict[str, list[PendingOrder]] = {}
-        used = self._used  # admission fair sharing's, else every first key is 0
-        workloads, queues = self._workloads, self._queues
+        """Each queue's waiting workloads keep the order the cycle took them in; the few
+        held outside the queues (held back, backing off) are merged in by that order."""
+        waiting, workloads, queues = self._waiting, self._workloads, self._queues
+        extra: dict[str, list[PendingOrder]] = {}
         deactivated, timestamp = WaitReason.DEACTIVATED, self._timestamp
-        for key, entry in self._waiting.items():
+        for key in self._outside:
+            entry = waiting[key]
             cq = entry.cluster_queue
             if cq is None or cq not in queues:
                 continue
@@ -165,15 +204,26 @@ class PendingStatuses(Mapping[str, PendingStatus]):
             workload = workloads[key]
             if workload.state is WorkloadState.QUOTA_RESERVED:
                 continue  # past the queue: it holds quota and waits for its checks
-            by_queue.setdefault(cq, []).append(pending_order(workload, timestamp, key))
+            extra.setdefault(cq, []).append(pending_order(workload, timestamp, key))
         positions: dict[str, int] = {}
-        for cq, order in by_queue.items():
-            order.sort()
-            if used is not None and getattr(queues[cq], "usage_based_admission", False):
-                order.sort(key=lambda o: used.get(_local_queue(workloads[o[2]]), 0.0))
-            for place, (_, _, key) in enumerate(order, start=1):
-                positions[key] = place
+        for cq in {*self._queued, *extra}:
+            order: list[tuple[Any, ...]] = [e for e in self._queued.get(cq, ())
+                                            if e.key in waiting]
+            more = extra.get(cq)
+            if more:
+                order += more
+                self._sort(cq, order)
+            for place, found in enumerate(order, start=1):
+                positions[found[2]] = place
         return positions
+
+    def _sort(self, cq: str, order: list[tuple[Any, ...]]) -> None:
+        """``order`` as the cycle orders a queue (admission fair sharing's least used
+        LocalQueue first, else priority and age)."""
+        order.sort()
+        used, workloads = self._used, self._workloads
+        if used is not None and getattr(self._queues[cq], "usage_based_admission", False):
+            order.sort(key=lambda o: used.get(_local_queue(workloads[o[2]]), 0.0))
 
     def _build(self, key: str, entry: Waiting, position: Mapping[str, int]) -> PendingStatus:
         # The parked reasons and hints are shared by every workload in the same state:

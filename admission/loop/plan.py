@@ -113,7 +113,7 @@ def _pending(
     budget: tuple[int, int] | None,
 ) -> None:
     statuses = pending if isinstance(pending, PendingStatuses) else _Statuses(pending)
-    code = statuses.code
+    codes = statuses.codes()
     moved: list[WorkloadRecord] = []  # a new primary code: always written
     same: dict[int, WorkloadRecord] = {}
     planned = plan.records
@@ -121,7 +121,7 @@ def _pending(
         record = records.get(key)
         if record is None or key in planned:
             continue
-        if code(key) != record.verdict.code:
+        if codes[key] != record.verdict.code:
             moved.append(record)
         else:
             same[record.id] = record
@@ -140,13 +140,13 @@ def _pending(
 
 
 class _Statuses:
-    """``code`` and ``build`` over statuses already built (as tests hand them in)."""
+    """``codes`` and ``build`` over statuses already built (as tests hand them in)."""
 
     def __init__(self, pending: Mapping[str, PendingStatus]) -> None:
         self.pending = pending
 
-    def code(self, key: str) -> WaitReason:
-        return self.pending[key].reason.code
+    def codes(self) -> dict[str, WaitReason]:
+        return {key: self.pending[key].reason.code for key in self.pending}
 
     def build(self, keys: Sequence[str]) -> dict[str, PendingStatus]:
         return {key: self.pending[key] for key in keys}
