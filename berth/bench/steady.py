@@ -15,23 +15,32 @@ cycle's result, the events and the new snapshot, the new cycle's result. Today t
 the full recompute (``full_recompute``: it ignores all but the new snapshot); an
 incremental engine goes in ``ENGINES`` beside it when one exists, and gets its own timing
 row and digest (equal digests, equal decisions). The target is judged on the fastest row,
-at the default shape and N only. Figures only: it never fails.
+at the default shape and N only. Beside the rows, the durable loop's plan of that cycle
+(``timed_plan``: codes against the stored verdicts, positions, the verdicts it writes), the
+part of a loop cycle after the engine's that grows with the number waiting. Figures only:
+it never fails.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import time
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Protocol
 
+from admission.engine.collector import collector_paused
 from admission.engine.cycle import run_cycle
+from admission.engine.stored_form import StoredForms, verdict_of
 from admission.engine.transitions import admitted, evicted
 from admission.engine.types import CycleResult, Snapshot
+from admission.loop.plan import CyclePlan, plan_cycle
+from admission.loop.reason_budget import cycle_share
 from berth.bench import engine
 from berth.bench.arguments import ENGINE_SHAPE
+from quota.core.cycle_writes import NO_VERDICT, WorkloadRecord
 from quota.core.workload import Workload, WorkloadState
 
 TARGET_MS = 50  # the incremental issue's goal: CPU time of the cycle after the events
@@ -178,6 +187,33 @@ def step(snapshot: Snapshot, now: datetime, count: int, mix: str) -> Step:
                 later, repeats(results))  # fmt: skip
 
 
+def records(measured: Step) -> dict[str, WorkloadRecord]:
+    """The rows the loop would hold before the cycle after the events: every workload of
+    that state, a waiting one with the verdict the settled cycle gave it, in its stored
+    form (arrivals have none yet)."""
+    forms = StoredForms()
+    stored = {key: verdict_of(status, forms) for key, status in measured.result.pending.items()}
+    return {key: WorkloadRecord(row, 1, workload, stored.get(key, NO_VERDICT))
+            for row, (key, workload) in enumerate(sorted(measured.current.workloads.items()),
+                                                  start=1)}  # fmt: skip
+
+
+def timed_plan(measured: Step) -> tuple[float, CyclePlan]:
+    """Best-of-3 CPU seconds of the loop's plan of the cycle after the events (collector
+    off, as the loop runs it; a second's share of the verdict budget), and the plan. Each
+    run plans a fresh result: a result keeps the codes it computed once."""
+    rows, flavors = records(measured), measured.current.flavors
+    best, plan = float("inf"), None
+    for _ in range(3):
+        result = run_cycle(measured.current, measured.now)
+        with collector_paused():
+            start = time.process_time()
+            plan = plan_cycle(rows, result, flavors, budget=cycle_share(1.0, len(result.pending)))
+            best = min(best, time.process_time() - start)
+    assert plan is not None
+    return best, plan
+
+
 def report(label: str, measured: Step, *, judged: bool) -> None:
     """Print one mix's step: the states' counts, a row per engine, the target, the digest."""
     before, after = measured.settled, measured.current
@@ -204,6 +240,10 @@ def report(label: str, measured: Step, *, judged: bool) -> None:
         print(f"  {name}: {wall * 1000:.0f} ms wall, {cpu * 1000:.0f} ms CPU (best of 3); "
               f"admitted={len(result.admitted)} evicted={len(result.evicted)} "
               f"pending={len(result.pending)} decisions digest={engine.digest(result)}")
+    seconds, plan = timed_plan(measured)
+    print(f"  the loop's plan of that cycle (every waiting workload's code against the one "
+          f"stored, positions, the verdicts it writes): {seconds * 1000:.0f} ms CPU (best "
+          f"of 3); transitions={len(plan.transitions)} reasons={len(plan.reasons)}")
     what = f"cycle after {arrived} arrivals + {finished} finishes <= {TARGET_MS} ms CPU"
     ms = fastest * 1000
     if judged:

@@ -86,6 +86,19 @@ def test_prints_the_states_each_engines_row_and_the_target_for_each_mix(
                                           len(result.pending)]
         assert len(result.pending) == waiting + EVENTS - len(result.admitted)
         assert digest == engine.digest(result)
+        # The loop's plan of that cycle: a transition per admission and eviction, and at
+        # least every waiting verdict whose primary code is not the stored one (arrivals
+        # have none stored) among the verdicts written.
+        planned = re.search(r"the loop's plan of that cycle \(.*\): \d+ ms CPU \(best of 3\); "
+                            r"transitions=(\d+) reasons=(\d+)", section)
+        assert planned is not None
+        transitions, written = map(int, planned.groups())
+        assert transitions == len(result.admitted) + len(result.evicted)
+        stored = steady.records(step)
+        moved = {key for key, status in result.pending.items()
+                 if stored[key].verdict.code != status.reason.code}
+        assert {w.key for w in step.events.arrivals} & set(result.pending) <= moved
+        assert len(moved) <= written <= len(result.pending)
         # A small shape is not judged against the default shape's target.
         assert f"cycle after {EVENTS} arrivals + {EVENTS} finishes <= 50 ms CPU: {cpu} ms; " \
                "the target is for the default shape and 100 events" in section
