@@ -17,7 +17,11 @@ from builders.serve_process import ServeProcess, wait_for
 
 LIVENESS = 60.0  # seconds: waits fail only when the thing never happens
 NOMINAL = {"team-a": 4000}
-LEASE = {"BERTH_LEADER_LEASE_SECONDS": "2"}
+# Short for quick takeovers, long enough to outlast a stall of the machine: with 2 s, in a
+# CI run on a slow machine neither replica's loop got a turn for seconds (the leader took
+# the lease and next ran 6 s later, the other tried first 3 s after it started), the lease
+# ran out, and the test took that hand-over, correct as it was, for a second leader.
+LEASE = {"BERTH_LEADER_LEASE_SECONDS": "6"}
 
 
 @pytest.fixture
