@@ -79,14 +79,13 @@ def hopeless(search: Search, plan: Wanted, candidates: Sequence[Victim], *,
                 total[fr] += held[fr]
     if not freed:
         return True
-    mark = tree.mark(own)
-    for queue, amounts in freed.items():
-        tree.remove(queue, amounts)
-    room = fits(search, plan, (), borrow=borrow)
-    for queue, amounts in freed.items():
-        tree.add(queue, amounts)
-    tree.restore(mark)
-    return not room
+    # ``fits`` of the tree with every removal made, computed aside: the tree is not touched.
+    for (fr, amount), (available, used) in zip(needed.items(),
+                                               tree.after_removal(own, freed, needed),
+                                               strict=True):
+        if amount > available or (not borrow and used + amount > tree.nominal(own, fr)):
+            return True
+    return False
 
 
 def minimal(

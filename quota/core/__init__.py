@@ -11,7 +11,8 @@ In reading order:
 - ``workload``: workloads as frozen values: pod sets, admission, states and state sets,
   and the pending order.
 - ``reasons``: the wait-reason and eviction-reason vocabulary.
-- ``tree``: the cohort tree's quota arithmetic (nominal, lendable, available, borrowed).
+- ``tree``: the cohort tree's quota arithmetic (nominal, lendable, available, borrowed);
+  ``tree_trial``: the same arithmetic as if some usage were taken out, tree untouched.
 - ``node_health``: the node health state machine: what a watched Node says, what an
   operator may do, which nodes take work.
 - ``checkpoints``: checkpoint annotations, grace and last save.

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from quota.core.model import ClusterQueue, Cohort, ResourceGroup
+from quota.core.tree_trial import available_in, take_out
 
 FlavorResource = tuple[str, str]  # (flavor, resource)
 
@@ -263,6 +264,25 @@ class QuotaTree:
         value = max(0, _available(node, fr))
         node.available[fr] = (version, value)
         return value
+
+    def after_removal(self, cq: str, removals: Mapping[str, Mapping[FlavorResource, int]],
+                      frs: Iterable[FlavorResource]) -> list[tuple[int, int]]:
+        """Per slot of ``frs``, ``(available, usage)`` of the ClusterQueue were ``removals``
+        (queue -> usage) taken out of the tree, which stays as it is (``tree_trial``)."""
+        node, queues, out = self._queues[cq], self._queues, []
+        for fr in frs:
+            overlay: dict[_Node, int] = {}
+            for name, amounts in removals.items():
+                amount = amounts.get(fr, 0)
+                if amount:
+                    take_out(queues[name], fr, amount, overlay)
+            if not overlay:
+                out.append((self.available(cq, fr), node.usage.get(fr, 0)))
+                continue
+            usage = overlay.get(node)
+            out.append((max(0, available_in(node, fr, overlay)),
+                        node.usage.get(fr, 0) if usage is None else usage))
+        return out
 
     def measure(self, cq: str, fr: FlavorResource) -> tuple[int, int, int, int]:
         """``(available, potential, usage, nominal)`` in one call, for flavor assignment."""

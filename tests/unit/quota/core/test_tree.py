@@ -305,3 +305,41 @@ def test_borrows_for_tells_whether_more_usage_takes_a_queue_over_nominal(
                   cq("b", {"default": {GPU: 8, CPU: 8}}, cohort="c")])
     quota.add("a", used)
     assert quota.borrows_for("a", more) is borrows
+
+
+# Three queues in a two-level tree: "a" and "b" under cohort "team" (below "root"), "c"
+# under "root"; each with its own nominal, lending and borrowing limit of one slot.
+_QUEUE = st.tuples(st.integers(0, 6), _LIMIT, _LIMIT)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_QUEUE, min_size=3, max_size=3), st.integers(0, 6), _LIMIT,
+       st.lists(st.integers(0, 8), min_size=3, max_size=3),
+       st.lists(st.integers(0, 8), min_size=3, max_size=3), st.sampled_from("abc"))
+def test_after_removal_reads_what_removing_would_leave_without_touching_the_tree(
+    limits: list[tuple[int, int | None, int | None]], team: int, team_lending: int | None,
+    used: list[int], removed: list[int], asker: str,
+) -> None:
+    """Victim searches prove "no set can make room" with ``after_removal``: it must give
+    exactly the available quota and usage that removing the usage for real would leave
+    (lending and borrowing limits, two levels of cohorts), and leave the tree as it was."""
+    parents = {"a": "team", "b": "team", "c": "root"}
+    queues = [cq(name, cpu(nominal), cohort=parents[name],
+                 lending=None if lend is None else {C: lend},
+                 borrowing=None if borrow is None else {C: borrow})
+              for name, (nominal, lend, borrow) in zip("abc", limits, strict=True)]
+    cohorts = [cohort("root"), cohort("team", "root", cpu(team),
+                                      lending=None if team_lending is None else {C: team_lending})]
+    trial, real = tree(queues, cohorts), tree(queues, cohorts)
+    for t in (trial, real):
+        for name, amount in zip("abc", used, strict=True):
+            t.add(name, {C: amount * M})
+    removals = {name: {C: min(amount, have) * M}
+                for name, amount, have in zip("abc", removed, used, strict=True)}
+    before = (trial.version(asker), trial.available(asker, C), trial.usage(asker, C))
+    for name, amounts in removals.items():
+        real.remove(name, amounts)
+    assert trial.after_removal(asker, removals, [C, FR]) == [
+        (real.available(asker, C), real.usage(asker, C)),
+        (real.available(asker, FR), real.usage(asker, FR))]
+    assert (trial.version(asker), trial.available(asker, C), trial.usage(asker, C)) == before
