@@ -126,11 +126,6 @@ def can_preempt(cq: ClusterQueue) -> bool:
     )
 
 
-# From this many candidates, a pass that may borrow first runs the all-at-once proof
-# that no order of them can succeed (``hopeless``).
-_PROOF_FIRST = 16
-
-
 def find_victims(
     search: Search, cq: ClusterQueue, preemptor: Workload, plan: Wanted
 ) -> tuple[Victim, ...] | None:
@@ -187,15 +182,10 @@ def find_victims(
         passes = (True, False)
     for borrow in passes:
         pool = free + own if borrow else free + unborrowed + own
-        # The order-free proof before a pass that must fit without borrowing (most of
-        # those fail), and before one that may borrow only over many candidates: such a
-        # pass mostly finds victims among the first few, and the proof would be paid for
-        # and thrown away, but a failing one removes and puts back every candidate
-        # (instruction counts of the engine bench's steady cycle: always proving costs
-        # the classes mix 4 %; from 16 candidates, at the bench's shape, random -4.5 %,
-        # classes +2.3 %; from 32, -3.3 % / +1.3 %).
-        if (not borrow or len(pool) >= _PROOF_FIRST) and hopeless(search, plan, pool,
-                                                                   borrow=borrow):
+        # Every pass first runs the order-free proof (``hopeless``): it reads the tree as if
+        # all candidates were gone, without touching it, so it costs less than one failing
+        # pass, which removes and puts back every candidate; most searches find nobody.
+        if hopeless(search, plan, pool, borrow=borrow):
             continue
         found = minimal(search, plan, _ordered(search, plan, pool), borrow=borrow)
         if found is not None:

@@ -128,28 +128,13 @@ def plain_cycle(snap: Snapshot, now: datetime) -> CycleResult:
         QuotaTree.restore = restore  # type: ignore[method-assign]
 
 
-# The generated pools are small: below the shipped threshold a borrowing pass never runs
-# the all-at-once proof, so the property also runs with the proof before every one.
-@pytest.mark.parametrize("proof_first", [
-    pytest.param(preemption._PROOF_FIRST, id="with the shipped threshold for the proof"),
-    pytest.param(0, id="with the proof before every borrowing pass"),
-])
 @settings(max_examples=120, deadline=None)
 @given(queues(preemption=True), pending(), pending("p"), st.randoms(use_true_random=False),
        st.booleans())
 def test_optimised_cycle_equals_plain_evaluation(
-    proof_first: int, cqs: list[ClusterQueue], first: list[Workload], second: list[Workload],
+    cqs: list[ClusterQueue], first: list[Workload], second: list[Workload],
     rnd: random.Random, fair: bool,
 ) -> None:
-    shipped, preemption._PROOF_FIRST = preemption._PROOF_FIRST, proof_first
-    try:
-        _optimised_equals_plain(cqs, first, second, rnd, fair)
-    finally:
-        preemption._PROOF_FIRST = shipped
-
-
-def _optimised_equals_plain(cqs: list[ClusterQueue], first: list[Workload],
-                            second: list[Workload], rnd: random.Random, fair: bool) -> None:
     snap = replace(snapshot(*cqs, *first), fair_sharing=fair)
     assert summary(run_cycle(snap, T0)) == summary(plain_cycle(snap, T0))
     # A second cycle with holders of mixed priority and age, so victim searches run.
