@@ -1,13 +1,18 @@
 """Benchmark the read API on a large ledger: GET one workload and GET one ClusterQueue.
 
-Run: ``python bench/api_load.py --database-url postgresql://postgres@127.0.0.1:5432/berth_bench
-[--workloads 100000] [--queues 20] [--requests 3000] [--threads 1 4] [--reuse]``. The
-database is dropped and recreated (``--reuse``: kept as the last run seeded it, migrated to
-head). It seeds the workloads by COPY (half pending with verdicts and timeline rows, a few
-thousand admitted holding quota, the rest finished with run history), starts the API in a
-child process, warms up, then drives a bounded local load (a fixed number of requests each
-kind, at each client thread count) and prints p50/p90/p99/max latency. The load average and
-CPU count come first: on a shared machine the figures mean little without them.
+Run: ``python -m berth.bench.api_load --database-url postgresql://postgres@127.0.0.1:5432/berth_bench
+[--workloads 100000] [--queues 20] [--requests 3000] [--threads 1 4] [--churn 20]
+[--modes alone loop] [--reuse]``. The database is dropped and recreated (``--reuse``: kept
+as the last run seeded it, migrated to head). It seeds the workloads by COPY (half pending
+with verdicts and timeline rows, a few thousand admitted holding quota, the rest finished
+with run history), then measures each mode in turn against a real ``berth serve`` child:
+"alone" is ``berth serve --no-loop`` (the API only), "loop" is ``berth serve`` with its
+admission loop running while a churn process finishes ``--churn`` admitted workloads a
+second through the ledger, as a Job controller would, so every cycle admits. Each mode
+warms up, then drives a bounded local load (a fixed number of requests each kind, at each
+client thread count) and prints p50/p90/p99/max latency, and in loop mode the cycles the
+loop ran meanwhile (count, mean, decisions). The load average and CPU count come first: on
+a shared machine the figures mean little without them.
 """
 
 from __future__ import annotations
@@ -20,10 +25,12 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from typing import IO
 
 import httpx
 import psycopg
@@ -33,6 +40,7 @@ from sqlalchemy.orm import sessionmaker
 from berth import migrate
 from quota.ledger.apply import apply_objects
 from quota.ledger.connect import libpq_url
+from quota.ledger.lifecycle import finish_locked
 from quota.ledger.repository import Ledger
 from quota.manifests.documents import parse_texts
 
@@ -179,19 +187,52 @@ def seed(url: str, workloads: int, queues: int, admitted_per_queue: int) -> None
         conn.execute("VACUUM ANALYZE")
 
 
-def serve(url: str, port: int) -> None:
-    """The API alone (no admission loop), as ``berth serve --no-loop`` would serve it."""
-    import uvicorn
-
-    from api.app import create_app
-    from api.deps import AppContext, Readiness
-    from quota.ledger.connect import ConnectionLimits, Transactions, create_engine
-
-    engine = create_engine(url, ConnectionLimits(), pool_size=8)
-    context = AppContext(Transactions(engine), lambda: Readiness(True, "bench"))
-    uvicorn.run(
-        create_app(context), host="127.0.0.1", port=port, log_level="warning", access_log=False
+def start_server(url: str, port: int, *, loop: bool, log: IO[bytes]) -> subprocess.Popen[bytes]:
+    """``berth serve`` on ``port`` over the seeded ledger, as a user would run it: with its
+    admission loop, or (``loop`` false) the API only."""
+    command = [sys.executable, "-m", "berth", "serve", "--database-url", url, "--port", str(port)]
+    return subprocess.Popen(
+        [*command, *([] if loop else ["--no-loop"])], stdout=log, stderr=subprocess.STDOUT
     )
+
+
+def churn(url: str, per_second: int) -> None:
+    """Until terminated: finish ``per_second`` admitted workloads a second, the longest
+    running first, through the ledger (``finish_locked``), as a Job controller reporting
+    finished runs would; so the loop has quota to hand out in every cycle."""
+    engine = sa.create_engine(url)
+    sessions = sessionmaker(engine)
+    batch = max(1, per_second // 10)
+    while True:
+        started = time.monotonic()
+        with sessions.begin() as session:
+            rows = session.execute(
+                sa.text(
+                    "SELECT id, namespace, name, state, version FROM workloads "
+                    "WHERE state = 'Admitted' ORDER BY admitted_at LIMIT :n "
+                    "FOR UPDATE SKIP LOCKED"
+                ),
+                {"n": batch},
+            ).mappings().all()
+            finish_locked(session, rows, now=datetime.now(UTC), actor="api-load churn")
+        time.sleep(max(0.0, 0.1 - (time.monotonic() - started)))
+
+
+def _cycles(base: str) -> tuple[float, float, float]:
+    """The loop's cycle count, their summed seconds and decisions, from ``/metrics``."""
+    text = httpx.get(f"{base}/metrics", timeout=30).text
+    wanted = (
+        "berth_admission_cycle_duration_seconds_count",
+        "berth_admission_cycle_duration_seconds_sum",
+        "berth_decisions_per_cycle_sum",
+    )
+    values = dict.fromkeys(wanted, 0.0)
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name in values:
+            values[name] = float(value)
+    count, seconds, decisions = (values[name] for name in wanted)
+    return count, seconds, decisions
 
 
 def _drive(base: str, paths: Sequence[str], threads: int) -> list[float]:
@@ -234,6 +275,81 @@ def _report(label: str, timings: list[float], seconds: float) -> None:
     )
 
 
+def _wait(base: str, server: subprocess.Popen[bytes], *, cycles: int) -> None:
+    """Until the server answers and, with the loop, has run ``cycles`` cycles."""
+    deadline = time.monotonic() + 300
+    while True:
+        try:
+            if httpx.get(f"{base}/healthz", timeout=1).status_code == 200 and (
+                cycles == 0 or _cycles(base)[0] >= cycles
+            ):
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline or server.poll() is not None:
+            raise RuntimeError("berth serve did not start (or its loop ran no cycle)")
+        time.sleep(0.2)
+
+
+def measure(url: str, args: argparse.Namespace, mode: str) -> None:
+    """One mode against its own ``berth serve``: every thread count, both endpoints."""
+    loop = mode == "loop"
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    extra: list[subprocess.Popen[bytes]] = []
+    with tempfile.TemporaryFile() as log:
+        server = start_server(url, port, loop=loop, log=log)
+        try:
+            if loop:
+                extra.append(subprocess.Popen(
+                    [sys.executable, "-m", "berth.bench.api_load", "--database-url", url,
+                     "--run-churn", str(args.churn)]
+                ))  # fmt: skip
+            _wait(base, server, cycles=3 if loop else 0)
+            _measure(base, args, mode)
+        except BaseException:
+            log.seek(0)
+            sys.stderr.write(log.read()[-4000:].decode(errors="replace"))
+            raise
+        finally:
+            for process in (*extra, server):
+                process.terminate()
+                process.wait(timeout=30)
+
+
+def _measure(base: str, args: argparse.Namespace, mode: str) -> None:
+    rng = random.Random(11)
+    pending = args.workloads // 2
+    names = [
+        f"/api/v1/workloads/ns-{j % args.queues:02d}/job-{j:06d}"
+        for j in (rng.randrange(pending) for _ in range(args.requests))
+    ]
+    queues = [
+        f"/api/v1/clusterqueues/cq-{rng.randrange(args.queues):02d}" for _ in range(args.requests)
+    ]
+    _drive(base, names[:200] + queues[:200], max(args.threads))  # warm-up: pools, caches
+    print(f"{mode}: {_machine()}")
+    for threads in args.threads:
+        for label, paths in (("GET one workload", names), ("GET one ClusterQueue", queues)):
+            before = _cycles(base) if mode == "loop" else None
+            start = time.perf_counter()
+            timings = _drive(base, paths, threads)
+            seconds = time.perf_counter() - start
+            _report(f"{label} [{threads} thr, {mode}]", timings, seconds)
+            if before is not None:
+                count, spent, decisions = (
+                    after - was for after, was in zip(_cycles(base), before, strict=True)
+                )
+                print(
+                    f"{'':<4}the loop meanwhile: {count:.0f} cycles, mean "
+                    f"{spent / max(count, 1) * 1000:.0f} ms, {decisions:.0f} decisions "
+                    f"({spent / seconds:.0%} of the time in cycles)"
+                )
+    print(f"{mode}, after: {_machine()}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--database-url", required=True)
@@ -244,12 +360,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--threads", type=int, nargs="+", default=[1, 4], help="client thread counts to measure"
     )
+    parser.add_argument(
+        "--modes", nargs="+", choices=("alone", "loop"), default=["alone", "loop"],
+        help="alone: berth serve --no-loop; loop: berth serve with its loop and churn",
+    )  # fmt: skip
+    parser.add_argument(
+        "--churn", type=int, default=20, help="admitted workloads finished a second (loop mode)"
+    )
     parser.add_argument("--reuse", action="store_true", help="keep the seeded database")
-    parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--run-churn", type=int, metavar="PER_SECOND", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     url = args.database_url
-    if args.serve:
-        serve(url, args.serve)
+    if args.run_churn:
+        churn(url, args.run_churn)
         return 0
     if args.reuse:
         migrate.upgrade(url)
@@ -269,48 +392,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"seeded {args.workloads} workloads ({args.workloads // 2} pending) in "
             f"{time.perf_counter() - started:.1f}s"
         )
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    server = subprocess.Popen(
-        [sys.executable, __file__, "--database-url", url, "--serve", str(port)], env={**os.environ}
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline or server.poll() is not None:
-                raise RuntimeError("the API server did not start")
-            time.sleep(0.1)
-        rng = random.Random(11)
-        pending = args.workloads // 2
-        names = [
-            f"/api/v1/workloads/ns-{j % args.queues:02d}/job-{j:06d}"
-            for j in (rng.randrange(pending) for _ in range(args.requests))
-        ]
-        queues = [
-            f"/api/v1/clusterqueues/cq-{rng.randrange(args.queues):02d}"
-            for _ in range(args.requests)
-        ]
-        _drive(base, names[:200] + queues[:200], max(args.threads))  # warm-up: pools, caches
-        print(_machine())
-        for threads in args.threads:
-            for label, paths in (
-                ("GET one pending workload", names),
-                ("GET one ClusterQueue", queues),
-            ):
-                start = time.perf_counter()
-                timings = _drive(base, paths, threads)
-                _report(f"{label} [{threads} thr]", timings, time.perf_counter() - start)
-        print(f"after: {_machine()}")
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    for mode in args.modes:
+        measure(url, args, mode)
     return 0
 
 
