@@ -1,9 +1,10 @@
 """Benchmark the read API on a large ledger: GET one workload and GET one ClusterQueue.
 
-Run: ``python -m berth.bench.api_load --database-url postgresql://postgres@127.0.0.1:5432/berth_bench
-[--workloads 100000] [--queues 20] [--requests 3000] [--threads 1 4] [--churn 20]
-[--modes alone loop] [--reuse]``. The database is dropped and recreated (``--reuse``: kept
-as the last run seeded it, migrated to head). It seeds the workloads by COPY (half pending
+Run: ``python -m berth.bench.api_load [--database-url URL] [--workloads 100000]
+[--queues 20] [--requests 3000] [--threads 1 4] [--churn 20] [--modes alone loop]
+[--reuse]``. Without a URL the embedded PostgreSQL runs in a temporary folder, configured
+as ``berth serve`` runs it; the database a URL names is dropped and recreated (``--reuse``:
+kept as the last run seeded it, migrated to head). It seeds the workloads by COPY (half pending
 with verdicts and timeline rows, a few thousand admitted holding quota, the rest finished
 with run history), then measures each mode in turn against a real ``berth serve`` child:
 "alone" is ``berth serve --no-loop`` (the API only), "loop" is ``berth serve`` with its
@@ -11,8 +12,8 @@ admission loop running while a churn process finishes ``--churn`` admitted workl
 second through the ledger, as a Job controller would, so every cycle admits. Each mode
 warms up, then drives a bounded local load (a fixed number of requests each kind, at each
 client thread count) and prints p50/p90/p99/max latency, and in loop mode the cycles the
-loop ran meanwhile (count, mean, decisions). The load average and CPU count come first: on
-a shared machine the figures mean little without them.
+loop ran meanwhile (count, mean, decisions). The load average and CPU count come first (on
+a shared machine the figures mean little without them), and whether the server vacuums.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import sessionmaker
 
 from berth import migrate
+from berth.bench import ledger
 from quota.ledger.apply import apply_objects
 from quota.ledger.connect import libpq_url
 from quota.ledger.lifecycle import finish_locked
@@ -266,6 +268,15 @@ def _machine() -> str:
     return f"load average {one:.2f} {five:.2f} {fifteen:.2f} (1/5/15 min) on {os.cpu_count()} CPUs"
 
 
+def _server(url: str) -> str:
+    """Which PostgreSQL, and whether it vacuums: the loop rewrites waiting rows every cycle,
+    and without autovacuum their dead versions pile up under every read."""
+    with psycopg.connect(libpq_url(url)) as conn:
+        version = conn.execute("SHOW server_version").fetchone()
+        vacuum = conn.execute("SHOW autovacuum").fetchone()
+    return f"PostgreSQL {version[0] if version else '?'}, autovacuum {vacuum[0] if vacuum else '?'}"
+
+
 def _report(label: str, timings: list[float], seconds: float) -> None:
     ordered = sorted(timings)
     q = statistics.quantiles(ordered, n=100)
@@ -352,7 +363,11 @@ def _measure(base: str, args: argparse.Namespace, mode: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--database-url", required=True)
+    parser.add_argument(
+        "--database-url",
+        help="the database to seed (dropped and recreated; default: the embedded PostgreSQL "
+        "in a temporary folder, configured as berth serve configures it)",
+    )
     parser.add_argument("--workloads", type=int, default=100_000)
     parser.add_argument("--queues", type=int, default=20)
     parser.add_argument("--admitted-per-queue", type=int, default=100)
@@ -370,30 +385,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--reuse", action="store_true", help="keep the seeded database")
     parser.add_argument("--run-churn", type=int, metavar="PER_SECOND", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    url = args.database_url
     if args.run_churn:
-        churn(url, args.run_churn)
+        churn(args.database_url, args.run_churn)
         return 0
-    if args.reuse:
-        migrate.upgrade(url)
-        with psycopg.connect(libpq_url(url), autocommit=True) as conn:
-            conn.execute("VACUUM ANALYZE")
-    else:
-        target = sa.make_url(url)
-        admin = sa.create_engine(target.set(database="postgres"), isolation_level="AUTOCOMMIT")
-        with admin.connect() as connection:
-            connection.execute(sa.text(f'DROP DATABASE IF EXISTS "{target.database}" WITH (FORCE)'))
-            connection.execute(sa.text(f'CREATE DATABASE "{target.database}"'))
-        admin.dispose()
-        migrate.upgrade(url)
-        started = time.perf_counter()
-        seed(url, args.workloads, args.queues, args.admitted_per_queue)
-        print(
-            f"seeded {args.workloads} workloads ({args.workloads // 2} pending) in "
-            f"{time.perf_counter() - started:.1f}s"
-        )
-    for mode in args.modes:
-        measure(url, args, mode)
+    if args.reuse and not args.database_url:
+        parser.error("--reuse needs --database-url: the embedded server is temporary")
+    with ledger.server(args.database_url) as server:
+        if args.reuse:
+            url = server
+            migrate.upgrade(url)
+            with psycopg.connect(libpq_url(url), autocommit=True) as conn:
+                conn.execute("VACUUM ANALYZE")
+        else:
+            named = sa.make_url(server).database if args.database_url else None
+            url = ledger.fresh(server, named or "berth_api_load")
+            started = time.perf_counter()
+            seed(url, args.workloads, args.queues, args.admitted_per_queue)
+            print(
+                f"seeded {args.workloads} workloads ({args.workloads // 2} pending) in "
+                f"{time.perf_counter() - started:.1f}s"
+            )
+        print(_server(url))
+        for mode in args.modes:
+            measure(url, args, mode)
     return 0
 
 
