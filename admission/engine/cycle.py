@@ -32,7 +32,7 @@ from admission.engine.flavors import Assigner, Mode, Plan, flexible, partial_pla
 from admission.engine.fungible import walk_outcome
 from admission.engine.pods_ready import unready_holder
 from admission.engine.preemption import Search, Victim
-from admission.engine.queues import Entry, entry
+from admission.engine.queues import Entry, entry, order_queue
 from admission.engine.quick_filter import QuickFilter
 from admission.engine.reservations import Reservations
 from admission.engine.statuses import PendingStatuses, Waiting
@@ -206,14 +206,10 @@ class _Cycle(VictimSearches):
                     target, [reasons.pods_ready_backoff(until, workload.requeue_count)])
                 continue
             queued.setdefault(target, []).append(found)
-        for entries in queued.values():
-            entries.sort()
         used = self.snapshot.queue_usage
-        if used is not None:  # admission fair sharing: the least used LocalQueue first
-            for name, entries in queued.items():
-                if self.queues[name].usage_based_admission:
-                    entries.sort(key=lambda e: used.get(
-                        f"{e.workload.namespace}/{e.workload.queue_name}", 0.0))  # stable
+        for name, entries in queued.items():
+            fair = used is not None and self.queues[name].usage_based_admission
+            order_queue(entries, used if fair else None, _workload_of)
         return queued
 
     def _hold(self, key: str, workload: Workload) -> None:
@@ -494,3 +490,7 @@ class _Cycle(VictimSearches):
 
     def _block(self, cq: ClusterQueue, workload: Workload, head: str) -> None:
         self.waiting[workload.key] = Waiting(cq.name, [], blocked_by=head, quota=True)
+
+
+def _workload_of(found: Entry) -> Workload:
+    return found.workload

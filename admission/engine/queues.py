@@ -11,9 +11,9 @@ be evicted, since admissions only take quota away.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from admission.engine.workload import request_problem
 from quota.core.pods_ready import RequeuingTimestamp
@@ -33,6 +33,23 @@ class Entry(NamedTuple):
     key: str
     workload: Workload
     need: Need  # its least request
+
+
+def order_queue(
+    order: list[Any], usage: Mapping[str, float] | None, workload_of: Callable[[Any], Workload]
+) -> None:
+    """Sort one ClusterQueue's pending workloads (``pending_order`` tuples or Entries) in
+    place as the cycle takes them: priority, then age; under admission fair sharing
+    (``usage`` of each LocalQueue given) the least used LocalQueue first, priority and age
+    within one (the second sort is stable)."""
+    order.sort()
+    if usage is not None:
+        order.sort(key=lambda o: usage.get(local_queue(workload_of(o)), 0.0))
+
+
+def local_queue(workload: Workload) -> str:
+    """The LocalQueue's key in admission fair sharing's usage: ``namespace/name``."""
+    return f"{workload.namespace}/{workload.queue_name}"
 
 
 # ``Entry(...)`` through ``tuple.__new__``: half the cost of the generated constructor, for

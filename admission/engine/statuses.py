@@ -19,17 +19,13 @@ from typing import Any
 
 from admission.engine import reasons
 from admission.engine.collector import collector_paused
-from admission.engine.queues import Entry
+from admission.engine.queues import Entry, order_queue
 from admission.engine.types import PendingStatus, Reason
 from quota.core.pods_ready import RequeuingTimestamp
 from quota.core.reasons import WaitReason
 from quota.core.workload import PendingOrder, Workload, WorkloadState, pending_order
 
 _PENDING = WaitReason.PENDING_EVALUATION
-
-
-def _local_queue(workload: Workload) -> str:
-    return f"{workload.namespace}/{workload.queue_name}"
 
 
 def _precedence(code: WaitReason) -> int:
@@ -220,10 +216,9 @@ class PendingStatuses(Mapping[str, PendingStatus]):
     def _sort(self, cq: str, order: list[tuple[Any, ...]]) -> None:
         """``order`` as the cycle orders a queue (admission fair sharing's least used
         LocalQueue first, else priority and age)."""
-        order.sort()
         used, workloads = self._used, self._workloads
-        if used is not None and getattr(self._queues[cq], "usage_based_admission", False):
-            order.sort(key=lambda o: used.get(_local_queue(workloads[o[2]]), 0.0))
+        fair = used is not None and getattr(self._queues[cq], "usage_based_admission", False)
+        order_queue(order, used if fair else None, lambda o: workloads[o[2]])
 
     def _build(self, key: str, entry: Waiting, position: Mapping[str, int]) -> PendingStatus:
         # The parked reasons and hints are shared by every workload in the same state:
