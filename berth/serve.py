@@ -47,7 +47,7 @@ STOP_TIMEOUT = 10.0  # seconds the loop gets to finish its cycle on shutdown
 # How long the admission cycle's thread may keep the interpreter while a request waits for
 # it (Python's default is 5 ms). A request crosses between threads several times (event
 # loop, worker thread, back), and a cycle is seconds of pure Python at 50,000 waiting: at
-# 5 ms a read's p99 with the loop running was 134-146 ms, at 0.5 ms 35-37 ms
+# 5 ms a read's p99 with the loop running was 134-146 ms, at 0.5 ms 35-41 ms
 # (``python -m berth.bench.api_load --modes loop``, README "Benchmarks").
 SWITCH_INTERVAL = 0.0005
 
