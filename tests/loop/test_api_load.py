@@ -17,6 +17,7 @@ from quota.ledger.connect import libpq_url
 WORKLOADS, QUEUES, PER_QUEUE, REQUESTS = 600, 3, 10, 40
 ROW = re.compile(r"^(GET one (?:workload|ClusterQueue)) \[(\d) thr, (alone|loop)\]\s+n=\s*(\d+)")
 LOOP = re.compile(r"the loop meanwhile: (\d+) cycles, mean \d+ ms, (\d+) decisions")
+TARGET = re.compile(r"target p99 <= 20 ms with 4 clients and the loop running -> (PASS|MISS)$")
 
 
 def test_both_modes_report_every_row_and_the_loop_admits_what_the_churn_finishes(
@@ -26,7 +27,7 @@ def test_both_modes_report_every_row_and_the_loop_admits_what_the_churn_finishes
         sys.executable, "-m", "berth.bench.api_load", "--database-url", empty_db_url,
         "--workloads", str(WORKLOADS), "--queues", str(QUEUES),
         "--admitted-per-queue", str(PER_QUEUE), "--requests", str(REQUESTS),
-        "--threads", "1", "2", "--churn", "100",
+        "--threads", "1", "4", "--churn", "100",
     ]  # fmt: skip
 
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
@@ -37,12 +38,13 @@ def test_both_modes_report_every_row_and_the_loop_admits_what_the_churn_finishes
     assert sorted(rows) == sorted(
         (label, threads, mode, str(REQUESTS))
         for label in ("GET one workload", "GET one ClusterQueue")
-        for threads in ("1", "2")
+        for threads in ("1", "4")
         for mode in ("alone", "loop")
     )
     loops = [match.groups() for line in lines if (match := LOOP.search(line))]
     assert len(loops) == 4  # one after every row of the loop mode
     assert sum(int(decisions) for _, decisions in loops) > 0
+    assert len([line for line in lines if TARGET.search(line)]) == 2  # both reads, 4 clients
     with psycopg.connect(libpq_url(empty_db_url)) as conn:
         finished = conn.execute(
             "SELECT count(*) FROM audit_log WHERE actor = 'api-load churn'"
