@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import socket
 import statistics
@@ -40,6 +39,7 @@ from sqlalchemy.orm import sessionmaker
 
 from berth import migrate
 from berth.bench import ledger
+from berth.bench.report import machine
 from quota.ledger.apply import apply_objects
 from quota.ledger.connect import libpq_url
 from quota.ledger.lifecycle import finish_locked
@@ -263,12 +263,6 @@ def _drive(base: str, paths: Sequence[str], threads: int) -> list[float]:
     return timings
 
 
-def _machine() -> str:
-    """Load average and CPU count, said beside every measurement on a shared machine."""
-    one, five, fifteen = os.getloadavg()
-    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} (1/5/15 min) on {os.cpu_count()} CPUs"
-
-
 def _server(url: str) -> str:
     """Which PostgreSQL, and whether it vacuums: the loop rewrites waiting rows every cycle,
     and without autovacuum their dead versions pile up under every read."""
@@ -344,7 +338,7 @@ def _measure(base: str, args: argparse.Namespace, mode: str) -> None:
         f"/api/v1/clusterqueues/cq-{rng.randrange(args.queues):02d}" for _ in range(args.requests)
     ]
     _drive(base, names[:200] + queues[:200], max(args.threads))  # warm-up: pools, caches
-    print(f"{mode}: {_machine()}")
+    print(f"{mode}: {machine()}")
     for threads in args.threads:
         for label, paths in (("GET one workload", names), ("GET one ClusterQueue", queues)):
             before = _cycles(base) if mode == "loop" else None
@@ -365,7 +359,7 @@ def _measure(base: str, args: argparse.Namespace, mode: str) -> None:
                     f"{spent / max(count, 1) * 1000:.0f} ms, {decisions:.0f} decisions "
                     f"({spent / seconds:.0%} of the time in cycles)"
                 )
-    print(f"{mode}, after: {_machine()}")
+    print(f"{mode}, after: {machine()}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
