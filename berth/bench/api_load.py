@@ -346,19 +346,20 @@ def _measure(base: str, args: argparse.Namespace, mode: str) -> None:
             timings = _drive(base, paths, threads)
             seconds = time.perf_counter() - start
             p99 = _report(f"{label} [{threads} thr, {mode}]", timings, seconds)
-            if mode == "loop" and threads == TARGET_CLIENTS:
+            if before is None:
+                continue
+            if threads == TARGET_CLIENTS:
                 verdict = "PASS" if p99 <= TARGET_P99_MS else "MISS"
                 print(f"{'':<4}target p99 <= {TARGET_P99_MS} ms with {TARGET_CLIENTS} clients "
                       f"and the loop running -> {verdict}")  # fmt: skip
-            if before is not None:
-                count, spent, decisions = (
-                    after - was for after, was in zip(_cycles(base), before, strict=True)
-                )
-                print(
-                    f"{'':<4}the loop meanwhile: {count:.0f} cycles, mean "
-                    f"{spent / max(count, 1) * 1000:.0f} ms, {decisions:.0f} decisions "
-                    f"({spent / seconds:.0%} of the time in cycles)"
-                )
+            count, spent, decisions = (
+                after - was for after, was in zip(_cycles(base), before, strict=True)
+            )
+            print(
+                f"{'':<4}the loop meanwhile: {count:.0f} cycles, mean "
+                f"{spent / max(count, 1) * 1000:.0f} ms, {decisions:.0f} decisions "
+                f"({spent / seconds:.0%} of the time in cycles)"
+            )
     print(f"{mode}, after: {machine()}")
 
 
